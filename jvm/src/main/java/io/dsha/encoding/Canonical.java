@@ -1,0 +1,86 @@
+package io.dsha.encoding;
+
+import java.math.BigDecimal;
+import java.math.BigInteger;
+
+import io.dsha.hash.Murmur3x64Stream;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.CalendarInterval;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * Canonical encodings of leaf values (SPEC.md, "Value encoding"), written straight into a hash stream. Called by both
+ * the interpreted writers and the generated code, so that the two paths cannot drift apart.
+ */
+public final class Canonical {
+  private Canonical() {}
+
+  public static final int NULL_MARKER = 0;
+  public static final int VALUE_MARKER = 1;
+
+  /** IEEE-754 bits with -0.0 folded into 0.0 and every NaN into the canonical quiet NaN 0x7fc00000. */
+  public static int floatBits(float f) {
+    return f == 0.0f ? 0 : Float.floatToIntBits(f);
+  }
+
+  /** IEEE-754 bits with -0.0 folded into 0.0 and every NaN into the canonical quiet NaN 0x7ff8000000000000. */
+  public static long doubleBits(double d) {
+    return d == 0.0d ? 0L : Double.doubleToLongBits(d);
+  }
+
+  public static void putFloat(Murmur3x64Stream h, float f) {
+    h.putInt(floatBits(f));
+  }
+
+  public static void putDouble(Murmur3x64Stream h, double d) {
+    h.putLong(doubleBits(d));
+  }
+
+  public static void putString(Murmur3x64Stream h, UTF8String s) {
+    int n = s.numBytes();
+    h.putInt(n);
+    h.putBytes(s.getBaseObject(), s.getBaseOffset(), n);
+  }
+
+  public static void putBinary(Murmur3x64Stream h, byte[] b) {
+    h.putInt(b.length);
+    h.putBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length);
+  }
+
+  public static void putInterval(Murmur3x64Stream h, CalendarInterval i) {
+    h.putInt(i.months);
+    h.putInt(i.days);
+    h.putLong(i.microseconds);
+  }
+
+  /** decimal(p, s) with p <= 18: the unscaled value at scale s as a signed 64-bit integer. */
+  public static void putDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
+    if (d.scale() == scale) {
+      h.putLong(d.toUnscaledLong());
+    } else {
+      h.putLong(unscaled(d, scale).longValueExact());
+    }
+  }
+
+  /** decimal(p, s) with p > 18: the unscaled value at scale s as a signed 128-bit integer, low word first. */
+  public static void putDecimal128(Murmur3x64Stream h, Decimal d, int scale) {
+    BigInteger u = unscaled(d, scale);
+    if (u.bitLength() < 64) {
+      long lo = u.longValue();
+      h.putLong(lo);
+      h.putLong(lo >> 63);
+    } else {
+      h.putLong(u.longValue());
+      h.putLong(u.shiftRight(64).longValue());
+    }
+  }
+
+  private static BigInteger unscaled(Decimal d, int scale) {
+    BigDecimal b = d.toJavaBigDecimal();
+    if (b.scale() != scale) {
+      b = b.setScale(scale); // exact: Spark keeps values of decimal(p, s) at scale s; this only guards the invariant
+    }
+    return b.unscaledValue();
+  }
+}

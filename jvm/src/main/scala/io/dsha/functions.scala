@@ -1,0 +1,25 @@
+package io.dsha
+
+import org.apache.spark.sql.{Column, SparkSession, functions => F}
+
+import io.dsha.registration.DshaFunctions
+
+/**
+ * Dataset API: `df.select(logical_hash(col("a"), col("b")))`, `df.agg(dsha(col("*")))`. The columns call the SQL
+ * functions by name, registering them into the active session first when its extensions did not.
+ */
+object functions {
+
+  def logical_hash(cols: Column*): Column = call("logical_hash", cols)
+
+  def dsha(cols: Column*): Column = call("dsha", cols)
+
+  def dsha_fingerprint(cols: Column*): Column = call("dsha_fingerprint", cols)
+
+  private def call(name: String, cols: Seq[Column]): Column = {
+    SparkSession.getActiveSession.foreach { spark =>
+      if (!DshaFunctions.isRegistered(spark)) DshaFunctions.register(spark)
+    }
+    F.call_function(name, cols: _*)
+  }
+}

@@ -1,0 +1,40 @@
+package io.dsha.registration
+
+import scala.reflect.ClassTag
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistryBase
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+
+import io.dsha.aggregate.{Dsha, DshaFingerprint}
+import io.dsha.expressions.LogicalHash
+import io.dsha.shims.SparkShims
+
+/**
+ * The SQL functions dsha adds, in the shape SparkSessionExtensions.injectFunction takes. Each builder captures the
+ * arguments' names while the analyzer still has them (they become nameless BoundReferences after binding).
+ */
+object DshaFunctions {
+  type Builder = Seq[Expression] => Expression
+  type Description = (FunctionIdentifier, ExpressionInfo, Builder)
+
+  private def describe[T: ClassTag](name: String)(build: Builder): Description =
+    (FunctionIdentifier(name), FunctionRegistryBase.expressionInfo[T](name, None), build)
+
+  val all: Seq[Description] = Seq(
+    describe[LogicalHash]("logical_hash")(LogicalHash.fromArguments),
+    describe[Dsha]("dsha")(args => Dsha(args, LogicalHash.fieldNames(args))),
+    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, LogicalHash.fieldNames(args))))
+
+  val names: Seq[String] = all.map(_._1.funcName)
+
+  /** Registers the functions in one running session (`newSession()` and Spark Connect sessions need the extension). */
+  def register(spark: SparkSession): Unit = {
+    val registry = SparkShims.functionRegistry(spark)
+    all.foreach { case (id, info, builder) => registry.registerFunction(id, info, builder) }
+  }
+
+  def isRegistered(spark: SparkSession): Boolean =
+    names.forall(n => SparkShims.functionRegistry(spark).functionExists(FunctionIdentifier(n)))
+}

@@ -1,0 +1,26 @@
+package io.dsha.shims
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
+import org.apache.spark.sql.types.{DataType, StringType, VariantType}
+
+import io.dsha.encoding.Encoding
+import io.dsha.encoding.Encoding.{Kind, Leaf}
+
+/** Everything that differs between Spark lines. This is the Spark 4.x version (Scala 2.13). */
+object SparkShims {
+
+  /** Collations are part of the type: values are hashed by their exact bytes, the collation goes into the schema. */
+  def canonicalStringType(s: StringType): String = s.typeName // "string", or "string collate UTF8_LCASE"
+
+  /** Types that only some Spark lines have, matched by name where this jar is compiled against an older line. */
+  def newerLeaf(dt: DataType): Option[Encoding] = dt match {
+    case VariantType => Some(Leaf(Kind.Variant, dt, "variant"))
+    // TIME(p) arrived in Spark 4.1: nanoseconds since midnight in a long.
+    case t if t.getClass.getSimpleName == "TimeType" => Some(Leaf(Kind.Int64, dt, t.typeName.toLowerCase))
+    case _ => None
+  }
+
+  def functionRegistry(spark: SparkSession): FunctionRegistry =
+    spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
+}
