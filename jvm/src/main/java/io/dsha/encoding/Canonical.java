@@ -54,6 +54,27 @@ public final class Canonical {
     h.putLong(i.microseconds);
   }
 
+  private static volatile java.lang.reflect.Field nanosMicros;
+  private static volatile java.lang.reflect.Field nanosWithin;
+
+  /**
+   * Spark 4.3's TimestampNanosVal: epoch microseconds (i64), then nanoseconds within the microsecond (i16). Read
+   * reflectively because this jar is compiled against Spark 4.0, where the class does not exist.
+   */
+  public static void putTimestampNanos(Murmur3x64Stream h, Object v) {
+    try {
+      if (nanosMicros == null) {
+        Class<?> c = v.getClass();
+        nanosWithin = c.getField("nanosWithinMicro");
+        nanosMicros = c.getField("epochMicros");
+      }
+      h.putLong(nanosMicros.getLong(v));
+      h.putShort(nanosWithin.getShort(v));
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("dsha: unexpected nanosecond timestamp value " + v.getClass(), e);
+    }
+  }
+
   /** decimal(p, s) with p <= 18: the unscaled value at scale s as a signed 64-bit integer. */
   public static void putDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
     if (d.scale() == scale) {

@@ -49,6 +49,7 @@ object CodegenWriter {
     case Kind.Utf8 => s"$CanonicalClass.putString($h, $v);"
     case Kind.Bytes => s"$CanonicalClass.putBinary($h, $v);"
     case Kind.Interval => s"$CanonicalClass.putInterval($h, $v);"
+    case Kind.TimestampNanos => s"$CanonicalClass.putTimestampNanos($h, $v);"
     case Kind.Void => ""
     case Kind.Variant =>
       val pathRef = ctx.addReferenceObj("dshaPath", path)

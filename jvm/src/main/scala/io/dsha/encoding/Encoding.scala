@@ -32,6 +32,7 @@ object Encoding {
     case object Utf8 extends Kind // u32 byte length + bytes
     case object Bytes extends Kind // u32 byte length + bytes
     case object Interval extends Kind // months i32, days i32, microseconds i64
+    case object TimestampNanos extends Kind // microseconds i64, nanoseconds within the microsecond i16
     case object Void extends Kind // never non-null
     case object Variant extends Kind // tagged logical value (VariantEncoder)
   }

@@ -40,6 +40,7 @@ object ValueWriter {
     case Kind.Utf8 => (h, v) => Canonical.putString(h, v.asInstanceOf[UTF8String])
     case Kind.Bytes => (h, v) => Canonical.putBinary(h, v.asInstanceOf[Array[Byte]])
     case Kind.Interval => (h, v) => Canonical.putInterval(h, v.asInstanceOf[CalendarInterval])
+    case Kind.TimestampNanos => (h, v) => Canonical.putTimestampNanos(h, v)
     case Kind.Void => (_, _) => ()
     case Kind.Variant =>
       val encoder = new VariantEncoder(path)

@@ -18,6 +18,9 @@ object SparkShims {
     case VariantType => Some(Leaf(Kind.Variant, dt, "variant"))
     // TIME(p) arrived in Spark 4.1: nanoseconds since midnight in a long.
     case t if t.getClass.getSimpleName == "TimeType" => Some(Leaf(Kind.Int64, dt, t.typeName.toLowerCase))
+    // TIMESTAMP_NTZ(p)/TIMESTAMP_LTZ(p) with p > 6 arrived in Spark 4.3 (TimestampNanosVal values).
+    case t if t.getClass.getSimpleName.endsWith("NanosType") =>
+      Some(Leaf(Kind.TimestampNanos, dt, t.typeName.toLowerCase))
     case _ => None
   }
 

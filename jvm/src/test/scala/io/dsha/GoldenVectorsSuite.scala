@@ -1,0 +1,63 @@
+package io.dsha
+
+import java.io.File
+
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
+
+/**
+ * The golden vectors of SPEC.md, checked on this Spark version in both codegen modes: the digest string, the
+ * canonical schema and its digest, the content sum, and every row digest.
+ */
+class GoldenVectorsSuite extends SparkSuite {
+
+  private val vectors: Seq[JsonNode] = {
+    val doc = new ObjectMapper().readTree(new File(SparkSuite.repoRoot, "tests/golden/vectors.json"))
+    assert(doc.get("algorithm").asText() == "dsha-v1")
+    doc.get("vectors").elements().asScala.toSeq
+  }
+
+  private def atLeast(version: String, required: String): Boolean = {
+    def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
+    val (a, b) = (parts(version), parts(required))
+    a(0) > b(0) || (a(0) == b(0) && a(1) >= b(1))
+  }
+
+  test("the vector file covers the seeds' collision cases and SPARK-27619") {
+    val names = vectors.map(_.get("name").asText()).toSet
+    Seq("nested_12_3", "nested_1_23", "strings_ab_c", "strings_a_bc", "array_with_null", "array_without_null",
+      "map_1234", "map_3412").foreach(n => assert(names(n), n))
+    assert(vectors.size >= 40)
+  }
+
+  for (v <- vectors) {
+    val name = v.get("name").asText()
+    test(s"golden vector: $name") {
+      val required = Option(v.get("min_spark")).map(_.asText()).getOrElse("0.0")
+      assume(atLeast(spark.version, required), s"needs Spark $required")
+      val conf = Option(v.get("conf")).map(_.fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap)
+        .getOrElse(Map.empty)
+      withConf(conf) {
+        val sql = v.get("sql").asText()
+        val expectedRows = v.get("row_digests").elements().asScala.map(_.asText()).toSeq
+        val (fingerprint, rowDigests) = sameInBothModes {
+          // A shuffle first, so hashing runs on real rows (generated or interpreted), not folded on the driver.
+          val df = spark.sql(sql).repartition(2)
+          val fp = df.selectExpr("dsha_fingerprint(*) AS f").selectExpr("f.*").collect().head
+          val rows = df.selectExpr("lower(hex(logical_hash(*)))").collect().map(_.getString(0)).toSeq.sorted
+          ((fp.getAs[String]("digest"), fp.getAs[String]("schema"), fp.getAs[String]("schema_digest"),
+            fp.getAs[String]("content_sum"), fp.getAs[Long]("rows")), rows)
+        }
+        assert(fingerprint._2 == v.get("schema").asText(), "canonical schema")
+        assert(fingerprint._3 == v.get("schema_digest").asText(), "schema digest")
+        assert(rowDigests == expectedRows.sorted, "row digests")
+        assert(fingerprint._4 == v.get("content_sum").asText(), "content sum")
+        assert(fingerprint._5 == expectedRows.size.toLong, "row count")
+        assert(fingerprint._1 == v.get("dsha").asText(), "digest")
+        // The same data, constant-folded on the driver, gives the same digest.
+        assert(spark.sql(s"SELECT dsha(*) FROM ($sql)").collect().head.getString(0) == v.get("dsha").asText())
+      }
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package io.dsha
+
+import scala.util.Random
+
+import org.apache.commons.codec.digest.MurmurHash3
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.dsha.hash.Murmur3x64Stream
+
+/** The streaming hasher must equal a one-shot MurmurHash3_x64_128 (Commons Codec's) however the bytes arrive. */
+class Murmur3x64StreamSuite extends AnyFunSuite {
+
+  private def reference(bytes: Array[Byte]): (Long, Long) = {
+    val r = MurmurHash3.hash128x64(bytes, 0, bytes.length, 0)
+    (r(0), r(1))
+  }
+
+  /** Feeds `bytes` in random pieces through every put method. */
+  private def streamed(bytes: Array[Byte], random: Random): (Long, Long) = {
+    val h = new Murmur3x64Stream
+    h.reset()
+    val buf = java.nio.ByteBuffer.wrap(bytes).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    var i = 0
+    while (i < bytes.length) {
+      val left = bytes.length - i
+      random.nextInt(5) match {
+        case 0 if left >= 8 => h.putLong(buf.getLong(i)); i += 8
+        case 1 if left >= 4 => h.putInt(buf.getInt(i)); i += 4
+        case 2 if left >= 2 => h.putShort(buf.getShort(i)); i += 2
+        case 3 =>
+          val n = random.nextInt(left + 1)
+          h.putBytes(bytes, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET + i, n); i += n
+        case _ => h.putByte(bytes(i)); i += 1
+      }
+    }
+    h.finish()
+    (h.digestLow(), h.digestHigh())
+  }
+
+  test("equals one-shot MurmurHash3_x64_128 for every length 0..200 and any split") {
+    val random = new Random(42)
+    for (len <- 0 to 200; _ <- 0 until 5) {
+      val bytes = new Array[Byte](len)
+      random.nextBytes(bytes)
+      assert(streamed(bytes, random) == reference(bytes), s"length $len")
+    }
+  }
+
+  test("resuming from a block-aligned prefix state equals hashing prefix and rest together") {
+    val random = new Random(7)
+    val prefix = new Array[Byte](32)
+    random.nextBytes(prefix)
+    val h = new Murmur3x64Stream
+    h.reset()
+    h.putBytes(prefix)
+    val (s1, s2, n) = (h.stateH1(), h.stateH2(), h.length())
+    for (len <- Seq(0, 1, 15, 16, 17, 100)) {
+      val rest = new Array[Byte](len)
+      random.nextBytes(rest)
+      h.reset(s1, s2, n)
+      h.putBytes(rest)
+      h.finish()
+      assert((h.digestLow(), h.digestHigh()) == reference(prefix ++ rest))
+    }
+  }
+
+  test("digest bytes are h1 then h2, little-endian") {
+    val h = new Murmur3x64Stream
+    h.reset()
+    h.putBytes("dsha".getBytes("UTF-8"))
+    h.finish()
+    val bytes = h.digestBytes()
+    val lo = java.nio.ByteBuffer.wrap(bytes, 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
+    val hi = java.nio.ByteBuffer.wrap(bytes, 8, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
+    assert((lo, hi) == reference("dsha".getBytes("UTF-8")))
+  }
+}

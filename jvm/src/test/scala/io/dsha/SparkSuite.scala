@@ -1,0 +1,69 @@
+package io.dsha
+
+import java.io.File
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.scalatest.funsuite.AnyFunSuite
+
+import io.dsha.registration.DshaExtensions
+
+/** A local Spark session with dsha loaded through spark.sql.extensions, and helpers to run in both codegen modes. */
+trait SparkSuite extends AnyFunSuite {
+
+  lazy val spark: SparkSession = SparkSuite.session
+
+  /** Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all). */
+  val modes: Seq[(String, Map[String, String])] = Seq(
+    "codegen" -> Map("spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY", "spark.sql.codegen.wholeStage" -> "true"),
+    "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false"))
+
+  def withConf[T](conf: Map[String, String])(f: => T): T = {
+    val previous = conf.keys.map(k => k -> spark.conf.getOption(k)).toMap
+    conf.foreach { case (k, v) => spark.conf.set(k, v) }
+    try f
+    finally previous.foreach {
+      case (k, Some(v)) => spark.conf.set(k, v)
+      case (k, None) => spark.conf.unset(k)
+    }
+  }
+
+  /** Runs `f` once per mode and returns the results by mode name. */
+  def inBothModes[T](f: => T): Map[String, T] = modes.map { case (name, conf) => name -> withConf(conf)(f) }.toMap
+
+  /** Asserts `f` gives the same result in both modes, and returns it. */
+  def sameInBothModes[T](f: => T): T = {
+    val results = inBothModes(f)
+    assert(results("codegen") == results("interpreted"), "codegen and interpreted results differ")
+    results("codegen")
+  }
+
+  /** dsha(*) of a DataFrame, computed after a shuffle so that no optimizer rule can fold it on the driver. */
+  def digestOf(df: DataFrame): String =
+    df.repartition(3).selectExpr("dsha(*) AS d").collect().head.getString(0)
+
+  def tempDir(): File = {
+    val d = java.nio.file.Files.createTempDirectory("dsha-test").toFile
+    d.deleteOnExit()
+    d
+  }
+}
+
+object SparkSuite {
+  lazy val session: SparkSession = SparkSession.builder()
+    .master("local[2]")
+    .appName("dsha-tests")
+    .config("spark.sql.extensions", classOf[DshaExtensions].getName)
+    .config("spark.sql.shuffle.partitions", "4")
+    .config("spark.ui.enabled", "false")
+    .config("spark.sql.session.timeZone", "UTC")
+    .config("spark.sql.adaptive.enabled", "false")
+    .getOrCreate()
+
+  /** The repository root: tests read tests/golden/ from there whatever the working directory. */
+  lazy val repoRoot: File = {
+    var d = new File(".").getCanonicalFile
+    while (d != null && !new File(d, "tests/golden/vectors.json").exists()) d = d.getParentFile
+    require(d != null, "cannot find tests/golden/vectors.json above the working directory")
+    d
+  }
+}
