@@ -73,8 +73,9 @@ abstract class DshaAggregate extends DeclarativeAggregate {
   examples = """
     Examples:
       > SELECT _FUNC_(*) FROM VALUES (1, 'a'), (2, 'b') AS t(id, name);
-       f81dadf4072006d7c5a5c47b0b90a6ec3fd0c8bce5a5a4d5a2cf3e1ee8a1cd5fce3e2c5
-      > SELECT k, _FUNC_(*) FROM VALUES (1, 'a'), (1, 'b'), (2, 'c') AS t(k, v) GROUP BY k;
+       f81b4f50120c0fe1c9d4d3e8b50a9fe4c8afe5f03db958ab0a2d154157578fe80e53f8dab68
+      > SELECT count(DISTINCT d) FROM (SELECT k, _FUNC_(*) AS d FROM VALUES (1, 'a'), (2, 'a') AS t(k, v) GROUP BY k);
+       2
   """,
   group = "agg_funcs",
   since = "0.1.0")

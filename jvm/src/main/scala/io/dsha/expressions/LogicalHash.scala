@@ -28,10 +28,10 @@ import io.dsha.hash.Murmur3x64Stream
   examples = """
     Examples:
       > SELECT hex(_FUNC_(1, 'a'));
-       4F97BDCDFC40B6E3A2ECF9D9BE5C1AE2
+       BB47CD67420C80FA77D3941F0E6D06D1
       > SELECT _FUNC_(map(1, 2, 3, 4)) = _FUNC_(map(3, 4, 1, 2));
        true
-      > SELECT _FUNC_(id AS a, 'x' AS b) = _FUNC_('x' AS b, id AS a) FROM range(1);
+      > SELECT _FUNC_(a, b) = _FUNC_(b, a) FROM VALUES (1, 'x') AS t(a, b);
        true
   """,
   group = "hash_funcs",
