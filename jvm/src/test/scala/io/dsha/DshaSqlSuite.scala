@@ -1,7 +1,6 @@
 package io.dsha
 
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.functions.col
 
 import io.dsha.registration.DshaFunctions
@@ -145,7 +144,7 @@ class DshaSqlSuite extends SparkSuite {
   test("register() adds the functions to a running session that lacks them") {
     val session = spark.newSession()
     val registry = SparkShims.functionRegistry(session)
-    DshaFunctions.names.foreach(n => registry.dropFunction(FunctionIdentifier(n)))
+    DshaFunctions.names.foreach(n => registry.dropFunction(SparkShims.functionIdentifier(n)))
     assert(!DshaFunctions.isRegistered(session))
     val e = intercept[AnalysisException](session.sql("SELECT dsha(*) FROM range(3)").collect())
     assert(e.getMessage.contains("dsha"))

@@ -32,9 +32,11 @@ object DshaFunctions {
   /** Registers the functions in one running session (`newSession()` and Spark Connect sessions need the extension). */
   def register(spark: SparkSession): Unit = {
     val registry = SparkShims.functionRegistry(spark)
-    all.foreach { case (id, info, builder) => registry.registerFunction(id, info, builder) }
+    all.foreach { case (id, info, builder) =>
+      registry.registerFunction(SparkShims.functionIdentifier(id.funcName), info, builder)
+    }
   }
 
   def isRegistered(spark: SparkSession): Boolean =
-    names.forall(n => SparkShims.functionRegistry(spark).functionExists(FunctionIdentifier(n)))
+    names.forall(n => SparkShims.functionRegistry(spark).functionExists(SparkShims.functionIdentifier(n)))
 }

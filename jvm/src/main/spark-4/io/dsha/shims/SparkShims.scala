@@ -1,6 +1,7 @@
 package io.dsha.shims
 
 import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
 import org.apache.spark.sql.types.{DataType, StringType, VariantType}
 
@@ -23,6 +24,17 @@ object SparkShims {
       Some(Leaf(Kind.TimestampNanos, dt, t.typeName.toLowerCase))
     case _ => None
   }
+
+  /**
+   * How a built-in function is named in the registry: Spark 4.3 requires a fully qualified identifier
+   * (FunctionRegistry.builtinFunctionIdentifier, absent before), earlier 4.x lines the bare name.
+   */
+  def functionIdentifier(name: String): FunctionIdentifier =
+    builtinIdentifier.fold(FunctionIdentifier(name))(m => m.invoke(FunctionRegistry, name).asInstanceOf[FunctionIdentifier])
+
+  private lazy val builtinIdentifier: Option[java.lang.reflect.Method] =
+    FunctionRegistry.getClass.getMethods.find(m => m.getName == "builtinFunctionIdentifier" &&
+      m.getParameterTypes.sameElements(Array(classOf[String])))
 
   def functionRegistry(spark: SparkSession): FunctionRegistry =
     spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
