@@ -1,6 +1,6 @@
 package io.dsha
 
-import org.apache.spark.sql.{Column, SparkSession, functions => F}
+import org.apache.spark.sql.{functions => F, Column, SparkSession}
 
 import io.dsha.registration.DshaFunctions
 

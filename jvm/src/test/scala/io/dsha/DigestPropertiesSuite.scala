@@ -51,8 +51,10 @@ class DigestPropertiesSuite extends SparkSuite {
       assert(digest(schema, rows.patch(i, Nil, 1)) != base, "dropped row")
       assert(digest(schema, rows :+ rows(i)) != base, "duplicated row")
       // Swap column c between two rows that differ in column c and in some other column.
-      val j = rows.indices.find(j => !same(rows(j).get(c), rows(i).get(c)) &&
-        schema.indices.exists(k => k != c && !same(rows(j).get(k), rows(i).get(k))))
+      val j = rows.indices.find(j =>
+        !same(rows(j).get(c), rows(i).get(c)) &&
+          schema.indices.exists(k => k != c && !same(rows(j).get(k), rows(i).get(k)))
+      )
       j.foreach { j =>
         val swapped = rows
           .updated(i, Row.fromSeq(rows(i).toSeq.updated(c, rows(j).get(c))))

@@ -60,9 +60,15 @@ class DshaSqlSuite extends SparkSuite {
       assert(one("SELECT logical_hash(a, b) = logical_hash(b, a) FROM VALUES (1, 'x') AS t(a, b)") == true)
       assert(one("SELECT logical_hash(a) = logical_hash(b) FROM VALUES (1, 1) AS t(a, b)") == false)
       val df = spark.range(3)
-      assert(df.select(io.dsha.functions.logical_hash(col("id").as("x"))).collect().toSeq.map(_.get(0).asInstanceOf[Array[Byte]].toSeq) ==
-        df.selectExpr("id AS x").selectExpr("logical_hash(x)").collect().toSeq.map(_.get(0).asInstanceOf[Array[Byte]].toSeq),
-        "a Column alias names the argument")
+      assert(
+        df.select(io.dsha.functions.logical_hash(col("id").as("x"))).collect().toSeq.map(
+          _.get(0).asInstanceOf[Array[Byte]].toSeq
+        ) ==
+          df.selectExpr("id AS x").selectExpr("logical_hash(x)").collect().toSeq.map(
+            _.get(0).asInstanceOf[Array[Byte]].toSeq
+          ),
+        "a Column alias names the argument"
+      )
       assert(one("SELECT logical_hash(1) = logical_hash(1L)") == false) // types are significant
       assert(one("SELECT logical_hash(CAST(1 AS DECIMAL(10,2))) = logical_hash(CAST(1 AS DECIMAL(12,2)))") == false)
     }
@@ -74,7 +80,8 @@ class DshaSqlSuite extends SparkSuite {
     val dup = intercept[AnalysisException](spark.sql("SELECT dsha(*) FROM (SELECT 1 AS a, 2 AS a)").collect())
     assert(dup.getMessage.contains("`a`") && dup.getMessage.contains("duplicate name"), dup.getMessage)
     val nested = intercept[AnalysisException](
-      spark.sql("SELECT logical_hash(s) FROM (SELECT named_struct('x', 1, 'x', 2) AS s)").collect())
+      spark.sql("SELECT logical_hash(s) FROM (SELECT named_struct('x', 1, 'x', 2) AS s)").collect()
+    )
     assert(nested.getMessage.contains("`s`") && nested.getMessage.contains("duplicate"), nested.getMessage)
   }
 
@@ -82,8 +89,11 @@ class DshaSqlSuite extends SparkSuite {
     for (f <- DshaFunctions.names) {
       val text = spark.sql(s"DESCRIBE FUNCTION EXTENDED $f").collect().map(_.getString(0)).mkString("\n")
       assert(text.contains(s"Function: $f"), text)
-      assert(text.contains("Usage:") && text.contains("Examples:") && text.contains("SPEC.md") ||
-        f == "dsha_fingerprint" && text.contains("Examples:"), text)
+      assert(
+        text.contains("Usage:") && text.contains("Examples:") && text.contains("SPEC.md") ||
+          f == "dsha_fingerprint" && text.contains("Examples:"),
+        text
+      )
     }
   }
 
@@ -101,7 +111,8 @@ class DshaSqlSuite extends SparkSuite {
     val digest = sameInBothModes(digestOf(df))
     assert(digestOf(df.select(df.columns.reverse.map(col).toIndexedSeq: _*)) == digest)
     val wideStruct = spark.range(5).selectExpr(
-      "named_struct(" + (0 until 200).map(i => s"'f$i', id + $i").mkString(", ") + ") AS s")
+      "named_struct(" + (0 until 200).map(i => s"'f$i', id + $i").mkString(", ") + ") AS s"
+    )
     sameInBothModes(digestOf(wideStruct))
   }
 
@@ -113,8 +124,11 @@ class DshaSqlSuite extends SparkSuite {
     val maps = nest(30, "id", e => s"map(id, $e)")
     val df = spark.range(10).selectExpr(s"$structs AS s", s"$arrays AS a", s"$maps AS m")
     val digest = sameInBothModes(digestOf(df))
-    val shallower = spark.range(10).selectExpr(s"${nest(29, "id", e => s"named_struct('x', $e)")} AS s",
-      s"$arrays AS a", s"$maps AS m")
+    val shallower = spark.range(10).selectExpr(
+      s"${nest(29, "id", e => s"named_struct('x', $e)")} AS s",
+      s"$arrays AS a",
+      s"$maps AS m"
+    )
     assert(digestOf(shallower) != digest)
   }
 

@@ -26,8 +26,16 @@ class GoldenVectorsSuite extends SparkSuite {
 
   test("the vector file covers the seeds' collision cases and SPARK-27619") {
     val names = vectors.map(_.get("name").asText()).toSet
-    Seq("nested_12_3", "nested_1_23", "strings_ab_c", "strings_a_bc", "array_with_null", "array_without_null",
-      "map_1234", "map_3412").foreach(n => assert(names(n), n))
+    Seq(
+      "nested_12_3",
+      "nested_1_23",
+      "strings_ab_c",
+      "strings_a_bc",
+      "array_with_null",
+      "array_without_null",
+      "map_1234",
+      "map_3412"
+    ).foreach(n => assert(names(n), n))
     assert(vectors.size >= 40)
   }
 
@@ -46,8 +54,16 @@ class GoldenVectorsSuite extends SparkSuite {
           val df = spark.sql(sql).repartition(2)
           val fp = df.selectExpr("dsha_fingerprint(*) AS f").selectExpr("f.*").collect().head
           val rows = df.selectExpr("lower(hex(logical_hash(*)))").collect().map(_.getString(0)).toSeq.sorted
-          ((fp.getAs[String]("digest"), fp.getAs[String]("schema"), fp.getAs[String]("schema_digest"),
-            fp.getAs[String]("content_sum"), fp.getAs[Long]("rows")), rows)
+          (
+            (
+              fp.getAs[String]("digest"),
+              fp.getAs[String]("schema"),
+              fp.getAs[String]("schema_digest"),
+              fp.getAs[String]("content_sum"),
+              fp.getAs[Long]("rows")
+            ),
+            rows
+          )
         }
         assert(fingerprint._2 == v.get("schema").asText(), "canonical schema")
         assert(fingerprint._3 == v.get("schema_digest").asText(), "schema digest")

@@ -47,8 +47,12 @@ class LogicalHashSuite extends AnyFunSuite {
 
   test("null, empty and extreme values are all distinct") {
     val digests = Seq(
-      hashOf(LongType, null), hashOf(LongType, Long.MinValue), hashOf(LongType, Long.MaxValue),
-      hashOf(LongType, 0L), hashOf(LongType, -1L))
+      hashOf(LongType, null),
+      hashOf(LongType, Long.MinValue),
+      hashOf(LongType, Long.MaxValue),
+      hashOf(LongType, 0L),
+      hashOf(LongType, -1L)
+    )
     assert(digests.distinct.size == digests.size)
   }
 
@@ -59,8 +63,15 @@ class LogicalHashSuite extends AnyFunSuite {
         assert(message.contains("`payload`") && message.contains(ObjectType(classOf[String]).sql), message)
       case other => fail(s"expected a failure, got $other")
     }
-    val nested = LogicalHash(Seq(Literal.create(null, ArrayType(StructType(Seq(
-      StructField("inner", ObjectType(classOf[String]))))))), Seq("outer"))
+    val nested = LogicalHash(
+      Seq(Literal.create(
+        null,
+        ArrayType(StructType(Seq(
+          StructField("inner", ObjectType(classOf[String]))
+        )))
+      )),
+      Seq("outer")
+    )
     nested.checkInputDataTypes() match {
       case TypeCheckResult.TypeCheckFailure(message) => assert(message.contains("`outer`[].`inner`"), message)
       case other => fail(s"expected a failure, got $other")

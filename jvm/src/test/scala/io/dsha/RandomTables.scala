@@ -11,8 +11,20 @@ import org.apache.spark.sql.types._
 class RandomTables(seed: Long) {
   val random = new Random(seed)
 
-  private val leaves: IndexedSeq[DataType] = IndexedSeq(BooleanType, ByteType, IntegerType, LongType, FloatType,
-    DoubleType, StringType, BinaryType, DecimalType(10, 2), DecimalType(38, 10), DateType, TimestampType)
+  private val leaves: IndexedSeq[DataType] = IndexedSeq(
+    BooleanType,
+    ByteType,
+    IntegerType,
+    LongType,
+    FloatType,
+    DoubleType,
+    StringType,
+    BinaryType,
+    DecimalType(10, 2),
+    DecimalType(38, 10),
+    DateType,
+    TimestampType
+  )
 
   def dataType(depth: Int): DataType = if (depth <= 0 || random.nextInt(3) > 0) {
     leaves(random.nextInt(leaves.size))

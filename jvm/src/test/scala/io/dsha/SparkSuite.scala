@@ -15,16 +15,17 @@ trait SparkSuite extends AnyFunSuite {
   /** Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all). */
   val modes: Seq[(String, Map[String, String])] = Seq(
     "codegen" -> Map("spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY", "spark.sql.codegen.wholeStage" -> "true"),
-    "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false"))
+    "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")
+  )
 
   def withConf[T](conf: Map[String, String])(f: => T): T = {
     val previous = conf.keys.map(k => k -> spark.conf.getOption(k)).toMap
     conf.foreach { case (k, v) => spark.conf.set(k, v) }
     try f
     finally previous.foreach {
-      case (k, Some(v)) => spark.conf.set(k, v)
-      case (k, None) => spark.conf.unset(k)
-    }
+        case (k, Some(v)) => spark.conf.set(k, v)
+        case (k, None) => spark.conf.unset(k)
+      }
   }
 
   /** Runs `f` once per mode and returns the results by mode name. */

@@ -49,7 +49,8 @@ abstract class DshaAggregate extends DeclarativeAggregate {
   override lazy val mergeExpressions: Seq[Expression] = Seq(
     WrappingAdd(rows.left, rows.right),
     WrappingAdd(sumLow.left, sumLow.right),
-    AddHighWithCarry(sumHigh.left, sumHigh.right, sumLow.left, sumLow.right))
+    AddHighWithCarry(sumHigh.left, sumHigh.right, sumLow.left, sumLow.right)
+  )
 
   protected def fingerprint: Boolean
 
@@ -78,7 +79,8 @@ abstract class DshaAggregate extends DeclarativeAggregate {
        2
   """,
   group = "agg_funcs",
-  since = "0.1.0")
+  since = "0.1.0"
+)
 // scalastyle:on line.size.limit
 case class Dsha(children: Seq[Expression], fieldNames: Seq[String]) extends DshaAggregate {
   override def prettyName: String = "dsha"
@@ -106,7 +108,8 @@ case class Dsha(children: Seq[Expression], fieldNames: Seq[String]) extends Dsha
        struct<"id":bigint>
   """,
   group = "agg_funcs",
-  since = "0.1.0")
+  since = "0.1.0"
+)
 // scalastyle:on line.size.limit
 case class DshaFingerprint(children: Seq[Expression], fieldNames: Seq[String]) extends DshaAggregate {
   override def prettyName: String = "dsha_fingerprint"

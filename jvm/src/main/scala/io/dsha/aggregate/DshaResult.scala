@@ -8,8 +8,13 @@ import io.dsha.encoding.RowSchema
 import io.dsha.output.Digest
 
 /** Turns the aggregation buffer (rows, high and low words of the sum) into the digest string or the fingerprint. */
-case class DshaResult(rows: Expression, sumHigh: Expression, sumLow: Expression, schema: RowSchema,
-    fingerprint: Boolean) extends TernaryExpression {
+case class DshaResult(
+    rows: Expression,
+    sumHigh: Expression,
+    sumLow: Expression,
+    schema: RowSchema,
+    fingerprint: Boolean
+) extends TernaryExpression {
   override def first: Expression = rows
   override def second: Expression = sumHigh
   override def third: Expression = sumLow

@@ -43,7 +43,8 @@ case class AddHighWithCarry(highA: Expression, highB: Expression, lowA: Expressi
         |${lb.code}
         |long ${ev.value} = ${ha.value} + ${hb.value} +
         |  (Long.compareUnsigned(${la.value} + ${lb.value}, ${la.value}) < 0 ? 1L : 0L);""".stripMargin,
-      isNull = FalseLiteral)
+      isNull = FalseLiteral
+    )
   }
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): AddHighWithCarry =
     AddHighWithCarry(c(0), c(1), c(2), c(3))

@@ -1,6 +1,6 @@
 package io.dsha.encoding
 
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodeGenerator, CodegenContext}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator}
 
 import io.dsha.encoding.Encoding.Kind
 import io.dsha.hash.Murmur3x64Stream
@@ -29,8 +29,14 @@ object CodegenWriter {
     }
 
   /** Marker byte, then the value when present. */
-  def writeNullable(ctx: CodegenContext, encoding: Encoding, isNull: String, value: String, h: String,
-      path: String): String =
+  def writeNullable(
+      ctx: CodegenContext,
+      encoding: Encoding,
+      isNull: String,
+      value: String,
+      h: String,
+      path: String
+  ): String =
     s"""if ($isNull) {
        |  $h.putByte(${Canonical.NULL_MARKER});
        |} else {

@@ -85,11 +85,17 @@ object Encoding {
     case TimestampNTZType => Leaf(Kind.Int64, dt, "timestamp_ntz")
     case CalendarIntervalType => Leaf(Kind.Interval, dt, "interval")
     case y: YearMonthIntervalType =>
-      Leaf(Kind.Int32, dt, intervalName(YearMonthIntervalType.fieldToString(y.startField),
-        YearMonthIntervalType.fieldToString(y.endField)))
+      Leaf(
+        Kind.Int32,
+        dt,
+        intervalName(YearMonthIntervalType.fieldToString(y.startField), YearMonthIntervalType.fieldToString(y.endField))
+      )
     case d: DayTimeIntervalType =>
-      Leaf(Kind.Int64, dt, intervalName(DayTimeIntervalType.fieldToString(d.startField),
-        DayTimeIntervalType.fieldToString(d.endField)))
+      Leaf(
+        Kind.Int64,
+        dt,
+        intervalName(DayTimeIntervalType.fieldToString(d.startField), DayTimeIntervalType.fieldToString(d.endField))
+      )
     case NullType => Leaf(Kind.Void, dt, "void")
     case a: ArrayType => Array(of(a.elementType, path + "[]"), dt)
     case m: MapType => Map(of(m.keyType, path + ".key"), of(m.valueType, path + ".value"), dt)
@@ -101,7 +107,8 @@ object Encoding {
     case u: UserDefinedType[_] => of(u.sqlType, path)
     case other =>
       SparkShims.newerLeaf(other).getOrElse(
-        throw new Unsupported(path, s"type ${other.sql} is not supported by ${Algorithm.Name} (see SPEC.md)"))
+        throw new Unsupported(path, s"type ${other.sql} is not supported by ${Algorithm.Name} (see SPEC.md)")
+      )
   }
 
   private def intervalName(start: String, end: String): String =
@@ -112,9 +119,11 @@ object Encoding {
     val sorted = fields.sortWith((a, b) => compareUtf8(a.name, b.name) < 0).toIndexedSeq
     sorted.sliding(2).foreach {
       case Seq(a, b) if a.name == b.name =>
-        throw new Unsupported(pathName(a.name),
+        throw new Unsupported(
+          pathName(a.name),
           s"duplicate name in $where (positions ${a.ordinal + 1} and ${b.ordinal + 1}); " +
-            "names identify fields, so give each a distinct alias")
+            "names identify fields, so give each a distinct alias"
+        )
       case _ =>
     }
     sorted

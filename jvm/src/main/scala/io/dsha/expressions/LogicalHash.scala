@@ -35,7 +35,8 @@ import io.dsha.hash.Murmur3x64Stream
        true
   """,
   group = "hash_funcs",
-  since = "0.1.0")
+  since = "0.1.0"
+)
 // scalastyle:on line.size.limit
 case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], reuseOutput: Boolean = false)
     extends Expression {
@@ -65,7 +66,8 @@ case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], reuse
 
   // Interpreted evaluation: the same writers the generated code mirrors, built once per task.
   @transient private lazy val evalStream = new Murmur3x64Stream
-  @transient private lazy val evalOrder: Array[Expression] = schema.encoding.fields.map(f => children(f.ordinal)).toArray
+  @transient private lazy val evalOrder: Array[Expression] =
+    schema.encoding.fields.map(f => children(f.ordinal)).toArray
   @transient private lazy val evalWriters: Array[ValueWriter] =
     schema.encoding.fields.map(f => ValueWriter(f.encoding, pathName(f.name))).toArray
   @transient private lazy val evalBuffer = new Array[Byte](16)
@@ -94,8 +96,14 @@ case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], reuse
     val columns = schema.encoding.fields.map { f =>
       val child = children(f.ordinal).genCode(ctx)
       s"""${child.code}
-         |${CodegenWriter.writeNullable(ctx, f.encoding, child.isNull.toString, child.value.toString, h,
-           pathName(f.name))}""".stripMargin
+         |${CodegenWriter.writeNullable(
+          ctx,
+          f.encoding,
+          child.isNull.toString,
+          child.value.toString,
+          h,
+          pathName(f.name)
+        )}""".stripMargin
     }
     // Wide rows: one method per group of columns, as HashExpression does; the stream is a field, so nothing to return.
     val body = ctx.splitExpressionsWithCurrentInputs(columns, "dshaWriteColumns")
@@ -112,7 +120,8 @@ case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], reuse
         |$body
         |$h.finish();
         |byte[] ${ev.value} = $result;""".stripMargin,
-      isNull = FalseLiteral)
+      isNull = FalseLiteral
+    )
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): LogicalHash =

@@ -50,7 +50,8 @@ object Digest {
     StructField("content_sum", StringType, nullable = false),
     StructField("schema", StringType, nullable = false),
     StructField("algorithm", StringType, nullable = false),
-    StructField("multihash", BinaryType, nullable = false)))
+    StructField("multihash", BinaryType, nullable = false)
+  ))
 
   /** Everything the digest is made of, so that two fingerprints can say which part differs. */
   def fingerprint(schema: RowSchema, rows: Long, sumHigh: Long, sumLow: Long): InternalRow = {
@@ -62,7 +63,8 @@ object Digest {
       UTF8String.fromString(f"$sumHigh%016x$sumLow%016x"),
       UTF8String.fromString(schema.canonical),
       UTF8String.fromString(Algorithm.Label),
-      mh))
+      mh
+    ))
   }
 
   private def writeLongLE(out: ByteArrayOutputStream, v: Long): Unit = {

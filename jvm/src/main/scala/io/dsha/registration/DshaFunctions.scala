@@ -25,7 +25,8 @@ object DshaFunctions {
   val all: Seq[Description] = Seq(
     describe[LogicalHash]("logical_hash")(LogicalHash.fromArguments),
     describe[Dsha]("dsha")(args => Dsha(args, LogicalHash.fieldNames(args))),
-    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, LogicalHash.fieldNames(args))))
+    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, LogicalHash.fieldNames(args)))
+  )
 
   val names: Seq[String] = all.map(_._1.funcName)
 

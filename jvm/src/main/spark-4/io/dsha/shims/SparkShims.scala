@@ -30,11 +30,15 @@ object SparkShims {
    * (FunctionRegistry.builtinFunctionIdentifier, absent before), earlier 4.x lines the bare name.
    */
   def functionIdentifier(name: String): FunctionIdentifier =
-    builtinIdentifier.fold(FunctionIdentifier(name))(m => m.invoke(FunctionRegistry, name).asInstanceOf[FunctionIdentifier])
+    builtinIdentifier.fold(FunctionIdentifier(name))(m =>
+      m.invoke(FunctionRegistry, name).asInstanceOf[FunctionIdentifier]
+    )
 
   private lazy val builtinIdentifier: Option[java.lang.reflect.Method] =
-    FunctionRegistry.getClass.getMethods.find(m => m.getName == "builtinFunctionIdentifier" &&
-      m.getParameterTypes.sameElements(Array(classOf[String])))
+    FunctionRegistry.getClass.getMethods.find(m =>
+      m.getName == "builtinFunctionIdentifier" &&
+        m.getParameterTypes.sameElements(Array(classOf[String]))
+    )
 
   def functionRegistry(spark: SparkSession): FunctionRegistry =
     spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
