@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGe
 
 import io.dsha.encoding.Encoding.Kind
 import io.dsha.hash.Murmur3x64Stream
+import io.dsha.shims.SparkShims
 
 /**
  * Generates Java that writes the canonical encoding of a non-null value into a hash stream: the code-generated twin of
@@ -13,7 +14,6 @@ import io.dsha.hash.Murmur3x64Stream
 object CodegenWriter {
   private val StreamClass = classOf[Murmur3x64Stream].getName
   private val CanonicalClass = classOf[Canonical].getName
-  private val VariantClass = classOf[VariantEncoder].getName
 
   /** Structs with more fields than this are written by split methods (Janino's 64 KB method limit). */
   private val InlineStructFields = 32
@@ -59,7 +59,8 @@ object CodegenWriter {
     case Kind.Void => ""
     case Kind.Variant =>
       val pathRef = ctx.addReferenceObj("dshaPath", path)
-      val encoder = ctx.addMutableState(VariantClass, "dshaVariant", x => s"$x = new $VariantClass($pathRef);")
+      val variantClass = SparkShims.variantEncoderClass
+      val encoder = ctx.addMutableState(variantClass, "dshaVariant", x => s"$x = new $variantClass($pathRef);")
       s"$encoder.write($h, $v);"
   }
 

@@ -3,10 +3,11 @@ package io.dsha.encoding
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.util.{ArrayData, MapData}
 import org.apache.spark.sql.types.{DataType, Decimal => SparkDecimal}
-import org.apache.spark.unsafe.types.{CalendarInterval, UTF8String, VariantVal}
+import org.apache.spark.unsafe.types.{CalendarInterval, UTF8String}
 
 import io.dsha.encoding.Encoding.Kind
 import io.dsha.hash.Murmur3x64Stream
+import io.dsha.shims.SparkShims
 
 /**
  * The interpreted twin of [[CodegenWriter]]: writes the canonical encoding of a non-null value into a hash stream.
@@ -42,9 +43,7 @@ object ValueWriter {
     case Kind.Interval => (h, v) => Canonical.putInterval(h, v.asInstanceOf[CalendarInterval])
     case Kind.TimestampNanos => (h, v) => Canonical.putTimestampNanos(h, v)
     case Kind.Void => (_, _) => ()
-    case Kind.Variant =>
-      val encoder = new VariantEncoder(path)
-      (h, v) => encoder.write(h, v.asInstanceOf[VariantVal])
+    case Kind.Variant => SparkShims.variantWriter(path)
   }
 
   /** Marker byte, then the value when present: the layout of every element, entry part and field. */

@@ -4,8 +4,9 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
 import org.apache.spark.sql.types.{DataType, StringType, VariantType}
+import org.apache.spark.unsafe.types.VariantVal
 
-import io.dsha.encoding.Encoding
+import io.dsha.encoding.{Encoding, ValueWriter, VariantEncoder}
 import io.dsha.encoding.Encoding.{Kind, Leaf}
 
 /** Everything that differs between Spark lines. This is the Spark 4.x version (Scala 2.13). */
@@ -13,6 +14,14 @@ object SparkShims {
 
   /** Collations are part of the type: values are hashed by their exact bytes, the collation goes into the schema. */
   def canonicalStringType(s: StringType): String = s.typeName // "string", or "string collate UTF8_LCASE"
+
+  /** Variant values (Spark 4.0+): written by [[VariantEncoder]], from interpreted and generated code alike. */
+  def variantWriter(path: String): ValueWriter = {
+    val encoder = new VariantEncoder(path)
+    (h, v) => encoder.write(h, v.asInstanceOf[VariantVal])
+  }
+
+  def variantEncoderClass: String = classOf[VariantEncoder].getName
 
   /** Types that only some Spark lines have, matched by name where this jar is compiled against an older line. */
   def newerLeaf(dt: DataType): Option[Encoding] = dt match {
