@@ -140,9 +140,23 @@ public final class Murmur3x64Stream {
       len -= 8;
     }
     if (len > 0) {
+      // The last 1..7 bytes in at most three reads (4, 2, 1 bytes), never past the end of the range.
       long v = 0L;
-      for (int i = 0; i < len; i++) {
-        v |= (Platform.getByte(base, offset + i) & 0xFFL) << (i << 3);
+      int shift = 0;
+      if ((len & 4) != 0) {
+        int i = Platform.getInt(base, offset);
+        v = (LITTLE_ENDIAN ? i : Integer.reverseBytes(i)) & 0xFFFFFFFFL;
+        shift = 32;
+        offset += 4;
+      }
+      if ((len & 2) != 0) {
+        short s = Platform.getShort(base, offset);
+        v |= ((LITTLE_ENDIAN ? s : Short.reverseBytes(s)) & 0xFFFFL) << shift;
+        shift += 16;
+        offset += 2;
+      }
+      if ((len & 1) != 0) {
+        v |= (Platform.getByte(base, offset) & 0xFFL) << shift;
       }
       putSmall(v, len);
     }

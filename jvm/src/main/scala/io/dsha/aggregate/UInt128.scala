@@ -63,13 +63,10 @@ case class DigestWord(child: Expression, high: Boolean) extends UnaryExpression 
 }
 
 object DigestWord {
+  private val LittleEndian = java.nio.ByteOrder.nativeOrder() == java.nio.ByteOrder.LITTLE_ENDIAN
+
   def readLongLE(bytes: Array[Byte], at: Int): Long = {
-    var v = 0L
-    var i = 7
-    while (i >= 0) {
-      v = (v << 8) | (bytes(at + i) & 0xffL)
-      i -= 1
-    }
-    v
+    val v = org.apache.spark.unsafe.Platform.getLong(bytes, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET + at)
+    if (LittleEndian) v else java.lang.Long.reverseBytes(v)
   }
 }
