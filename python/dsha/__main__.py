@@ -1,0 +1,5 @@
+import sys
+
+from dsha.cli import main
+
+sys.exit(main())

@@ -1,0 +1,189 @@
+"""The `dsha` command: hash a table or compare two, on an embedded local Spark or a cluster.
+
+    dsha hash PATH [--format F] [--columns a,b] [--master URL] [--json]
+    dsha hash --table NAME
+    dsha compare A B           exit 0 equal, 1 different, 2 error
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from typing import List, Optional
+
+FORMATS = {".parquet": "parquet", ".orc": "orc", ".json": "json", ".jsonl": "json", ".ndjson": "json",
+           ".csv": "csv", ".avro": "avro", ".txt": "text"}
+EXIT_EQUAL, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for, reported in one line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="dsha", description="Logical, order-independent digests of tables (Spark).")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--format", help="parquet, orc, json, csv, ... (default: from the path, else parquet)")
+    common.add_argument("--columns", help="comma-separated columns to hash (default: all)")
+    common.add_argument("--master", default=os.environ.get("DSHA_MASTER", "local[*]"),
+                        help="Spark master (default: local[*], an embedded Spark)")
+    common.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+    common.add_argument("--json", action="store_true", help="print the result as JSON")
+    common.add_argument("--quiet", action="store_true", help="no progress bar")
+    common.add_argument("--verbose", action="store_true", help="show Spark's logs and stack traces")
+    sub = p.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("hash", parents=[common], help="print the digest of a table")
+    h.add_argument("path", nargs="?", help="file or directory (any Hadoop path)")
+    h.add_argument("--table", help="a table name instead of a path")
+    c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
+    c.add_argument("left", help="path (or table:NAME)")
+    c.add_argument("right", help="path (or table:NAME)")
+    return p
+
+
+def _format_of(path: str, explicit: Optional[str]) -> str:
+    if explicit:
+        return explicit
+    local = path[len("file:"):] if path.startswith("file:") else path
+    candidates = [local]
+    if os.path.isdir(local):
+        candidates = sorted(f for f in os.listdir(local) if not f.startswith(("_", ".")))
+    for name in candidates:
+        for ext, fmt in FORMATS.items():
+            if name.endswith(ext):
+                return fmt
+    return "parquet"
+
+
+def _check_local(path: str) -> None:
+    if "://" in path:
+        return
+    local = path[len("file:"):] if path.startswith("file:") else path
+    if not os.path.exists(local):
+        raise UsageError(f"no such file or directory: {path}")
+    if not os.access(local, os.R_OK):
+        raise UsageError(f"cannot read {path}: permission denied")
+
+
+def _session(args):
+    from pyspark.sql import SparkSession
+
+    import dsha
+
+    builder = SparkSession.builder.master(args.master).appName("dsha")
+    builder.config("spark.ui.showConsoleProgress", "false" if args.quiet or args.json else "true")
+    if not args.verbose and "PYSPARK_SUBMIT_ARGS" not in os.environ:
+        # JVM options must be given when PySpark launches the driver JVM, not through the builder.
+        log_conf = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-cli.properties")
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "-Dlog4j2.configurationFile=file:{log_conf}" pyspark-shell'
+    for kv in args.conf:
+        k, _, v = kv.partition("=")
+        builder.config(k, v)
+    spark = dsha.configure(builder).getOrCreate()
+    if not args.verbose:
+        spark.sparkContext.setLogLevel("OFF")
+    return spark
+
+
+def _load(spark, source: str, args, table: Optional[str] = None):
+    if table or source.startswith("table:"):
+        df = spark.table(table or source[len("table:"):])
+    else:
+        _check_local(source)
+        fmt = _format_of(source, args.format)
+        reader = spark.read.format(fmt)
+        if fmt == "csv":
+            reader = reader.option("header", "true")
+        df = reader.load(source)
+    if args.columns:
+        names = [c.strip() for c in args.columns.split(",") if c.strip()]
+        missing = [c for c in names if c not in df.columns]
+        if missing:
+            raise UsageError(f"no column {', '.join(missing)} in {source or table} (columns: {', '.join(df.columns)})")
+        df = df.select(*names)
+    return df
+
+
+def _fingerprint(spark, source: str, args, table: Optional[str] = None):
+    import dsha
+
+    started = time.time()
+    fp = dsha.fingerprint(_load(spark, source, args, table))
+    return fp, time.time() - started
+
+
+def _short_error(e: BaseException) -> str:
+    """The message a user needs from a (possibly JVM) exception: Spark's error class line, else the cause."""
+    text = str(e).strip() or type(e).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        m = re.search(r"\[[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*\].*", line)
+        if m:
+            return m.group(0)[:500]
+    for line in lines:
+        if "Exception: " in line and not line.startswith("at "):
+            return line.split("Exception: ", 1)[1][:500]
+    return lines[0][:500] if lines else type(e).__name__
+
+
+def _run(args) -> int:
+    if args.command == "hash" and not (args.path or args.table):
+        raise UsageError("give a PATH or --table NAME")
+    sources = [args.path] if args.command == "hash" and not args.table else []
+    sources += [args.left, args.right] if args.command == "compare" else []
+    for source in sources:  # fail fast, before starting Spark
+        if not source.startswith("table:"):
+            _check_local(source)
+    spark = _session(args)
+    try:
+        if args.command == "hash":
+            fp, seconds = _fingerprint(spark, args.path, args, args.table)
+            if args.json:
+                print(json.dumps({"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
+                                  "schema_digest": fp.schema_digest, "schema": fp.schema,
+                                  "algorithm": fp.algorithm, "seconds": round(seconds, 3)}))
+            else:
+                print(fp.digest)
+                print(f"rows: {fp.rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}", file=sys.stderr)
+            return EXIT_EQUAL
+        import dsha
+
+        left, t1 = _fingerprint(spark, args.left, args)
+        right, t2 = _fingerprint(spark, args.right, args)
+        cmp = dsha.Comparison(left, right)
+        if args.json:
+            print(json.dumps({"equal": cmp.equal, "reason": cmp.reason, "left": left.digest, "right": right.digest,
+                              "left_rows": left.rows, "right_rows": right.rows, "seconds": round(t1 + t2, 3)}))
+        else:
+            print(f"{left.digest}  {args.left}")
+            print(f"{right.digest}  {args.right}")
+            print(cmp.explain())
+        return EXIT_EQUAL if cmp else EXIT_DIFFERENT
+    finally:
+        spark.stop()
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UsageError as e:
+        print(f"dsha: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dsha: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as e:  # Spark's errors: one clear line, the trace only on request
+        if args.verbose:
+            import traceback
+
+            traceback.print_exc()
+        print(f"dsha: error: {_short_error(e)}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Fingerprints of DataFrames and their comparison."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from dsha._session import ensure_loaded
+from dsha.functions import ColumnOrName, dsha_fingerprint
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The dsha digest of a DataFrame and the parts it is made of (SPEC.md §6)."""
+
+    digest: str
+    rows: int
+    schema_digest: str
+    content_sum: str
+    schema: str
+    algorithm: str
+
+    def __str__(self) -> str:
+        return self.digest
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Truthy exactly when the two fingerprints are equal; ``reason`` says which part differs."""
+
+    left: Fingerprint
+    right: Fingerprint
+
+    @property
+    def equal(self) -> bool:
+        return self.left.digest == self.right.digest
+
+    @property
+    def reason(self) -> Optional[str]:
+        if self.equal:
+            return None
+        if self.left.schema_digest != self.right.schema_digest:
+            return "schema"
+        if self.left.rows != self.right.rows:
+            return "row count"
+        return "content"
+
+    def explain(self) -> str:
+        if self.equal:
+            return f"equal: {self.left.digest} ({self.left.rows} rows)"
+        if self.reason == "schema":
+            return f"schemas differ:\n  {self.left.schema}\n  {self.right.schema}"
+        if self.reason == "row count":
+            return f"row counts differ: {self.left.rows} vs {self.right.rows}"
+        return f"same schema and row count ({self.left.rows}), different content"
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+
+def fingerprint(df: Any, *cols: ColumnOrName) -> Fingerprint:
+    """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job."""
+    ensure_loaded(df.sparkSession)
+    row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).select("f.*").first()
+    return Fingerprint(digest=row["digest"], rows=int(row["rows"]), schema_digest=row["schema_digest"],
+                       content_sum=row["content_sum"], schema=row["schema"], algorithm=row["algorithm"])
+
+
+def equal(left: Any, right: Any) -> Comparison:
+    """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise."""
+    return Comparison(fingerprint(left), fingerprint(right))

@@ -1,0 +1,47 @@
+"""Column functions for dsha's SQL functions. They call the functions by name, so the same code works in classic
+PySpark and over Spark Connect (the session must have the extension: see :func:`dsha.configure`)."""
+from __future__ import annotations
+
+from typing import Union
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+
+ColumnOrName = Union[Column, str]
+
+
+def _columns(cols: tuple) -> list:
+    if not cols:
+        raise ValueError("dsha needs at least one column; pass \"*\" for all columns")
+    return [F.col(c) if isinstance(c, str) else c for c in cols]
+
+
+def logical_hash(*cols: ColumnOrName) -> Column:
+    """The 16-byte dsha row digest of the given columns (BINARY), identified by name.
+
+    >>> df.select(logical_hash("*").alias("h"))
+    >>> df.select(logical_hash("id", "name"))   # same as logical_hash("name", "id")
+    """
+    return F.call_function("logical_hash", *_columns(cols))
+
+
+def dsha(*cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha digest string of the rows (order-independent, duplicate-sensitive).
+
+    >>> df.agg(dsha("*")).first()[0]
+    'f81b4f5012...'
+    >>> df.groupBy("day").agg(dsha("*").alias("digest"))
+    """
+    return F.call_function("dsha", *_columns(cols))
+
+
+def dsha_fingerprint(*cols: ColumnOrName) -> Column:
+    """Aggregate: the digest and its parts as a struct (digest, rows, schema_digest, content_sum, schema,
+    algorithm, multihash).
+
+    >>> df.agg(dsha_fingerprint("*").alias("f")).select("f.rows", "f.digest")
+    """
+    return F.call_function("dsha_fingerprint", *_columns(cols))
+
+
+__all__ = ["dsha", "dsha_fingerprint", "logical_hash"]
