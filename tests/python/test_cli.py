@@ -1,0 +1,76 @@
+"""The `dsha` command line: output, exit codes (0 equal, 1 different, 2 error) and one-line errors."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                reason="the CLI starts its own embedded Spark; run once")
+
+
+def run_cli(*args, timeout=300):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]"], capture_output=True,
+                          text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    df = spark.createDataFrame([(i, f"name{i}", i * 1.5) for i in range(50)], "id INT, name STRING, score DOUBLE")
+    df.repartition(3).write.parquet(str(root / "a"))
+    df.orderBy("name").coalesce(1).write.option("compression", "zstd").parquet(str(root / "b"))
+    df.where("id != 7").write.parquet(str(root / "fewer"))
+    df.write.orc(str(root / "a_orc"))
+    good = next(p for p in os.listdir(root / "b") if p.endswith(".parquet"))
+    data = (root / "b" / good).read_bytes()
+    (root / "broken").mkdir()
+    (root / "broken" / "part-0.parquet").write_bytes(data[: len(data) // 2])
+    return root, spark.sql(f"SELECT dsha(*) FROM parquet.`{root / 'a'}`").first()[0]
+
+
+def test_hash_prints_the_digest(tables):
+    root, expected = tables
+    out = run_cli("hash", str(root / "a"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == expected
+    assert "rows: 50" in out.stderr
+
+
+def test_hash_json_and_format_inference(tables):
+    root, expected = tables
+    out = run_cli("hash", str(root / "a_orc"), "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["digest"] == expected and result["rows"] == 50 and result["algorithm"] == "dsha-v1"
+
+
+def test_compare_equal_and_different(tables):
+    root, _ = tables
+    same = run_cli("compare", str(root / "a"), str(root / "b"), "--quiet")
+    assert same.returncode == 0, same.stderr
+    assert "equal" in same.stdout
+    different = run_cli("compare", str(root / "a"), str(root / "fewer"), "--quiet")
+    assert different.returncode == 1, different.stderr
+    assert "row counts differ: 50 vs 49" in different.stdout
+    columns = run_cli("compare", str(root / "a"), str(root / "fewer"), "--columns", "name", "--json")
+    assert columns.returncode == 1 and json.loads(columns.stdout)["reason"] == "row count"
+
+
+@pytest.mark.parametrize("case", ["missing", "corrupt", "column"])
+def test_errors_exit_2_with_one_clear_line(tables, case):
+    root, _ = tables
+    args = {"missing": ["hash", str(root / "nope")],
+            "corrupt": ["hash", str(root / "broken")],
+            "column": ["hash", str(root / "a"), "--columns", "id,nope"]}[case]
+    out = run_cli(*args)
+    assert out.returncode == 2
+    assert out.stdout == ""  # never a partial digest
+    errors = [line for line in out.stderr.splitlines() if line.startswith("dsha: error:")]
+    assert len(errors) == 1, out.stderr[-3000:]
+    assert "Traceback" not in out.stderr and "\tat org.apache" not in out.stderr
+    expected = {"missing": "no such file or directory", "corrupt": "broken", "column": "no column nope"}[case]
+    assert expected in errors[0]
