@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import glob
 import os
-import weakref
 from typing import Any
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
@@ -71,39 +70,110 @@ def register(spark: Any) -> None:
     :func:`configure` instead.
     """
     if _is_connect(spark):
-        raise DshaNotLoadedError("dsha.register() needs a classic session; for Spark Connect, " + _HOW_TO.format(
-            jar=jar_path()))
-    jvm = spark._jvm  # noqa: SLF001 (py4j gateway of a classic session)
-    try:
-        jvm.io.dsha.registration.DshaFunctions.register(spark._jsparkSession)  # noqa: SLF001
-    except Exception as e:  # py4j reports a missing class as a generic error
         raise DshaNotLoadedError(
-            "the dsha jar is not on this session's classpath, so its functions cannot be registered. "
-            + _HOW_TO.format(jar=jar_path())) from e
-    _loaded.pop(id(spark), None)
+            "dsha.register() needs a classic session: a Spark Connect session gets dsha's functions from its server, "
+            "which must be started with the jar and the extension (for a local server, "
+            "`dsha.configure(SparkSession.builder.remote(\"local[*]\")).getOrCreate()`). "
+            + _HOW_TO.format(jar=_jar_or_placeholder()))
+    from py4j.java_gateway import JavaPackage
+
+    jvm = spark._jvm  # noqa: SLF001 (py4j gateway of a classic session)
+    functions = jvm.io.dsha.registration.DshaFunctions
+    if isinstance(functions, JavaPackage):  # py4j's answer for a class it cannot load
+        raise DshaNotLoadedError(
+            "the dsha jar is not on this session's classpath (io.dsha.registration.DshaFunctions cannot be loaded), "
+            "so its functions cannot be registered. " + _HOW_TO.format(jar=_jar_or_placeholder()))
+    functions.register(spark._jsparkSession)  # noqa: SLF001
+    _loaded.discard(spark)
 
 
-_loaded: dict[int, bool] = {}
+class _Loaded:
+    """Sessions known to have the functions, by a key that outlives the Python wrapper: classic PySpark can hand out
+    a new wrapper object for the same JVM session (``SparkSession.getActiveSession()`` does), and a new session must
+    never inherit an old answer."""
+
+    def __init__(self) -> None:
+        self._keys: set = set()
+
+    @staticmethod
+    def _key(spark: Any) -> Any:
+        try:
+            if _is_connect(spark):
+                return ("connect", spark.session_id, id(spark.client))
+            return ("classic", spark._jsparkSession.sessionUUID())  # noqa: SLF001
+        except Exception:
+            return None
+
+    def __contains__(self, spark: Any) -> bool:
+        key = self._key(spark)
+        return key is not None and key in self._keys
+
+    def add(self, spark: Any) -> None:
+        key = self._key(spark)
+        if key is not None:
+            self._keys.add(key)
+
+    def discard(self, spark: Any) -> None:
+        self._keys.discard(self._key(spark))
+
+
+_loaded = _Loaded()
+
+
+def _jar_or_placeholder() -> str:
+    try:
+        return jar_path()
+    except FileNotFoundError:
+        return "dsha-<version>.jar"
+
+
+def _not_loaded_message() -> str:
+    return "dsha's SQL functions are not loaded in this Spark session. " + _HOW_TO.format(jar=_jar_or_placeholder())
 
 
 def ensure_loaded(spark: Any) -> None:
-    """Raises :class:`DshaNotLoadedError` with set-up instructions when the session lacks the dsha functions."""
-    key = id(spark)
-    if _loaded.get(key):
+    """Raises :class:`DshaNotLoadedError` with set-up instructions when the session lacks the dsha functions.
+
+    The check asks the catalog once per session (one round trip over Spark Connect) and remembers a positive answer.
+    """
+    if spark in _loaded:
         return
     try:
         present = all(spark.catalog.functionExists(f) for f in FUNCTIONS)
-    except Exception:  # an older or restricted catalog API: let the query itself fail
+    except Exception:  # an older or restricted catalog API: let the query itself fail (see translate_errors)
         return
     if not present:
-        try:
-            where = jar_path()
-        except FileNotFoundError:
-            where = "dsha-<version>.jar"
-        raise DshaNotLoadedError("dsha's SQL functions are not loaded in this Spark session. " + _HOW_TO.format(
-            jar=where))
-    _loaded[key] = True
+        raise DshaNotLoadedError(_not_loaded_message())
+    _loaded.add(spark)
+
+
+def check_active_session() -> None:
+    """Best effort, for the Column functions: if a session is active, it must have the dsha functions."""
     try:
-        weakref.finalize(spark, _loaded.pop, key, None)
-    except TypeError:
-        pass
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    except Exception:
+        return
+    if spark is not None:
+        ensure_loaded(spark)
+
+
+def is_not_loaded_error(e: BaseException) -> bool:
+    """Whether ``e`` is Spark's "unknown function" error for one of dsha's functions."""
+    text = str(e)
+    if "UNRESOLVED_ROUTINE" not in text and "Undefined function" not in text:
+        return False
+    return any(f"`{f}`" in text or f"'{f}'" in text or f" {f}." in text for f in FUNCTIONS)
+
+
+class translate_errors:
+    """Context manager: Spark's UNRESOLVED_ROUTINE for a dsha function becomes a :class:`DshaNotLoadedError`."""
+
+    def __enter__(self) -> "translate_errors":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if exc is not None and not isinstance(exc, DshaNotLoadedError) and is_not_loaded_error(exc):
+            raise DshaNotLoadedError(_not_loaded_message()) from exc
+        return False

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -26,7 +27,7 @@ class UsageError(Exception):
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsha", description="Logical, order-independent digests of tables (Spark).")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--format", help="parquet, orc, json, csv, ... (default: from the path, else parquet)")
+    common.add_argument("--format", help="parquet, orc, json, csv, avro, text, delta (default: from the path or its files, else parquet)")
     common.add_argument("--columns", help="comma-separated columns to hash (default: all)")
     common.add_argument("--master", default=os.environ.get("DSHA_MASTER", "local[*]"),
                         help="Spark master (default: local[*], an embedded Spark)")
@@ -44,24 +45,63 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _local(path: str) -> Optional[str]:
+    """The local file system path of ``path``, or None for other file systems (s3a://, hdfs://, ...)."""
+    if path.startswith("file://"):
+        return path[len("file://"):]
+    if path.startswith("file:"):
+        return path[len("file:"):]
+    return None if "://" in path else path
+
+
+def _is_glob(path: str) -> bool:
+    return any(c in path for c in "*?[{")
+
+
 def _format_of(path: str, explicit: Optional[str]) -> str:
+    """The explicit format, else the one the path or the data files in it suggest (Delta tables by their log),
+    else parquet."""
     if explicit:
-        return explicit
-    local = path[len("file:"):] if path.startswith("file:") else path
-    candidates = [local]
-    if os.path.isdir(local):
-        candidates = sorted(f for f in os.listdir(local) if not f.startswith(("_", ".")))
+        return explicit.lower()
+    local = _local(path)
+    if local is None or _is_glob(local):
+        candidates = [path]
+    elif os.path.isdir(os.path.join(local, "_delta_log")):
+        return "delta"
+    elif os.path.isdir(local):
+        candidates = []
+        for _, dirs, files in os.walk(local):  # partitioned tables: the data files are in key=value folders
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+            candidates = sorted(f for f in files if not f.startswith(("_", ".")))
+            if candidates:
+                break
+    else:
+        candidates = [local]
     for name in candidates:
-        for ext, fmt in FORMATS.items():
-            if name.endswith(ext):
-                return fmt
+        for suffix in _compression_suffixes(name):
+            for ext, fmt in FORMATS.items():
+                if suffix.endswith(ext):
+                    return fmt
     return "parquet"
 
 
+def _compression_suffixes(name: str) -> List[str]:
+    """``x.json.gz`` is JSON: the name, and the name without a compression suffix."""
+    names = [name]
+    for comp in (".gz", ".bz2", ".zst", ".lz4", ".snappy", ".deflate", ".xz"):
+        if name.endswith(comp):
+            names.append(name[: -len(comp)])
+    return names
+
+
 def _check_local(path: str) -> None:
-    if "://" in path:
+    local = _local(path)
+    if local is None:
         return
-    local = path[len("file:"):] if path.startswith("file:") else path
+    if _is_glob(local):
+        if not glob.glob(local):
+            raise UsageError(f"no file matches {path}")
+        return
     if not os.path.exists(local):
         raise UsageError(f"no such file or directory: {path}")
     if not os.access(local, os.R_OK):
@@ -74,7 +114,9 @@ def _session(args):
     import dsha
 
     builder = SparkSession.builder.master(args.master).appName("dsha")
-    builder.config("spark.ui.showConsoleProgress", "false" if args.quiet or args.json else "true")
+    # Spark's console progress bar (on stderr) for long jobs, when someone is watching.
+    progress = not (args.quiet or args.json) and sys.stderr.isatty()
+    builder.config("spark.ui.showConsoleProgress", "true" if progress else "false")
     if not args.verbose and "PYSPARK_SUBMIT_ARGS" not in os.environ:
         # JVM options must be given when PySpark launches the driver JVM, not through the builder.
         log_conf = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-cli.properties")
@@ -103,7 +145,7 @@ def _load(spark, source: str, args, table: Optional[str] = None):
         missing = [c for c in names if c not in df.columns]
         if missing:
             raise UsageError(f"no column {', '.join(missing)} in {source or table} (columns: {', '.join(df.columns)})")
-        df = df.select(*names)
+        df = df.select(*("`" + c.replace("`", "``") + "`" for c in names))
     return df
 
 
@@ -115,18 +157,42 @@ def _fingerprint(spark, source: str, args, table: Optional[str] = None):
     return fp, time.time() - started
 
 
+_NOT_MESSAGE = ("at ", "JVM stacktrace", "Caused by", "== ", "+- ", ":- ", "Traceback", "File \"")
+
+
 def _short_error(e: BaseException) -> str:
-    """The message a user needs from a (possibly JVM) exception: Spark's error class line, else the cause."""
+    """The message a user needs from a (possibly JVM) exception, on one line: from Spark's error class on, else
+    the cause, without stack frames or plans."""
     text = str(e).strip() or type(e).__name__
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
+    start = None
+    for i, line in enumerate(lines):
         m = re.search(r"\[[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*\].*", line)
         if m:
-            return m.group(0)[:500]
-    for line in lines:
-        if "Exception: " in line and not line.startswith("at "):
-            return line.split("Exception: ", 1)[1][:500]
-    return lines[0][:500] if lines else type(e).__name__
+            lines[i], start = m.group(0), i
+            break
+    if start is None:
+        for i, line in enumerate(lines):
+            if "Exception: " in line and not line.startswith("at "):
+                lines[i], start = line.split("Exception: ", 1)[1], i
+                break
+    if start is None:
+        start = 0
+    message = []
+    for line in lines[start:]:
+        if message and line.startswith(_NOT_MESSAGE):
+            break
+        message.append(line)
+    one = " ".join(message) if message else type(e).__name__
+    return one if len(one) <= 500 else one[:497] + "..."
+
+
+def _hint(e: BaseException) -> str:
+    text = str(e)
+    if "DATA_SOURCE_NOT_FOUND" in text and "delta" in text.lower():
+        return (" (Delta tables need delta-spark: --conf spark.jars.packages=io.delta:delta-spark_2.13:VERSION "
+                "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension)")
+    return ""
 
 
 def _run(args) -> int:
@@ -181,7 +247,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             import traceback
 
             traceback.print_exc()
-        print(f"dsha: error: {_short_error(e)}", file=sys.stderr)
+        print(f"dsha: error: {_short_error(e)}{_hint(e)}", file=sys.stderr)
         return EXIT_ERROR
 
 

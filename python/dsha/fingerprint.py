@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from dsha._session import ensure_loaded
+from dsha._session import ensure_loaded, translate_errors
 from dsha.functions import ColumnOrName, dsha_fingerprint
 
 
@@ -60,7 +60,8 @@ class Comparison:
 def fingerprint(df: Any, *cols: ColumnOrName) -> Fingerprint:
     """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job."""
     ensure_loaded(df.sparkSession)
-    row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).select("f.*").first()
+    with translate_errors():
+        row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).select("f.*").first()
     return Fingerprint(digest=row["digest"], rows=int(row["rows"]), schema_digest=row["schema_digest"],
                        content_sum=row["content_sum"], schema=row["schema"], algorithm=row["algorithm"])
 

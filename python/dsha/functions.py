@@ -7,12 +7,20 @@ from typing import Union
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
+from dsha._session import check_active_session
+
 ColumnOrName = Union[Column, str]
 
 
 def _columns(cols: tuple) -> list:
     if not cols:
         raise ValueError("dsha needs at least one column; pass \"*\" for all columns")
+    for c in cols:
+        if not isinstance(c, (str, Column)):
+            raise TypeError(f"dsha functions take column names or Columns, not {type(c).__name__}: {c!r}")
+    # Raise DshaNotLoadedError now rather than an UNRESOLVED_ROUTINE later, when the active session can tell.
+    check_active_session()
+    # F.col("*") is the star, expanded by the analyzer to the input's columns (classic and Spark Connect).
     return [F.col(c) if isinstance(c, str) else c for c in cols]
 
 

@@ -9,6 +9,7 @@ from pyspark.sql import Row
 from pyspark.sql import functions as F
 
 import dsha
+from conftest import child_env
 from dsha.functions import dsha as dsha_agg
 from dsha.functions import dsha_fingerprint, logical_hash
 
@@ -79,23 +80,88 @@ def test_functions_need_columns():
         dsha_agg()
 
 
-def test_clear_error_when_extension_is_missing(tmp_path):
-    """A session without the extension: dsha.fingerprint says what to configure (in a fresh process)."""
-    script = textwrap.dedent("""
+MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+
+
+def test_clear_error_when_extension_is_missing():
+    """A session without the jar and extension (a fresh process, in this suite's mode): every entry point says what
+    to configure instead of failing with UNRESOLVED_ROUTINE."""
+    builder = 'SparkSession.builder.remote("local[1]")' if MODE == "connect" else \
+        'SparkSession.builder.master("local[1]")'
+    script = textwrap.dedent(f"""
         from pyspark.sql import SparkSession
         import dsha
-        spark = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false").getOrCreate()
-        try:
-            dsha.fingerprint(spark.range(3))
-        except dsha.DshaNotLoadedError as e:
-            print("NOT LOADED:", e)
+        from dsha._session import translate_errors
+        from dsha.functions import dsha as dsha_agg
+        spark = {builder}.config("spark.ui.enabled", "false").getOrCreate()
+
+        def sql():
+            with translate_errors():
+                spark.sql("SELECT dsha(id) FROM range(3)").collect()
+
+        for name, attempt in [("fingerprint", lambda: dsha.fingerprint(spark.range(3))),
+                              ("equal", lambda: dsha.equal(spark.range(3), spark.range(3))),
+                              ("column", lambda: spark.range(3).agg(dsha_agg("*")).collect()),
+                              ("sql", sql),
+                              ("register", lambda: dsha.register(spark))]:
+            try:
+                attempt()
+                print(name, "NO ERROR")
+            except dsha.DshaNotLoadedError as e:
+                print(name, "NOT LOADED:", " ".join(str(e).split()))
+            except Exception as e:
+                print(name, "OTHER:", type(e).__name__, " ".join(str(e).split())[:300])
     """)
-    # A Connect session in this process leaves SPARK_REMOTE/SPARK_CONNECT_* in the environment: not for the child.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                         env=dict(env, PYSPARK_SUBMIT_ARGS="pyspark-shell"))
-    assert "NOT LOADED: dsha's SQL functions are not loaded" in out.stdout, out.stderr[-2000:]
-    assert "dsha.configure" in out.stdout and "spark.sql.extensions=" + dsha.EXTENSION_CLASS in out.stdout
+                         env=child_env(PYSPARK_SUBMIT_ARGS="pyspark-shell"))
+    lines = {line.split(" ", 1)[0]: line for line in out.stdout.splitlines()}
+    assert set(lines) >= {"fingerprint", "equal", "column", "sql", "register"}, out.stdout + out.stderr[-2000:]
+    for name in ("fingerprint", "equal", "column", "sql"):
+        assert "NOT LOADED: dsha's SQL functions are not loaded" in lines[name], lines[name]
+        assert "dsha.configure" in lines[name] and "spark.sql.extensions=" + dsha.EXTENSION_CLASS in lines[name]
+    expected = "needs a classic session" if MODE == "connect" else "the dsha jar is not on this session's classpath"
+    assert "NOT LOADED: dsha.register() " + expected in lines["register"] or \
+        "NOT LOADED: " + expected in lines["register"], lines["register"]
+
+
+def test_not_loaded_errors_are_recognised():
+    from dsha._session import is_not_loaded_error
+
+    assert is_not_loaded_error(Exception("[UNRESOLVED_ROUTINE] Cannot resolve routine `dsha` on search path "
+                                         "[`system`.`builtin`, `system`.`session`, `spark_catalog`.`default`]."))
+    assert is_not_loaded_error(Exception("[UNRESOLVED_ROUTINE] Cannot resolve routine `dsha_fingerprint` on ..."))
+    assert not is_not_loaded_error(Exception("[UNRESOLVED_ROUTINE] Cannot resolve routine `my_udf` on ..."))
+    assert not is_not_loaded_error(Exception("[UNRESOLVED_COLUMN] `dsha` cannot be resolved"))
+
+
+def test_configure_remote_builder():
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.builder.remote("local[1]").config("spark.sql.extensions", "a.B")
+    assert dsha.configure(b) is b
+    assert b._options["spark.sql.extensions"] == "a.B," + dsha.EXTENSION_CLASS
+    assert b._options["spark.jars"] == dsha.jar_path()
+
+
+def test_jar_path_override(monkeypatch, tmp_path):
+    jar = tmp_path / "dsha-9.9.9.jar"
+    jar.write_bytes(b"PK")
+    monkeypatch.setenv("DSHA_JAR", str(jar))
+    assert dsha.jar_path() == str(jar)
+    monkeypatch.setenv("DSHA_JAR", str(tmp_path / "missing.jar"))
+    with pytest.raises(FileNotFoundError, match="DSHA_JAR"):
+        dsha.jar_path()
+
+
+def test_functions_reject_other_types():
+    with pytest.raises(TypeError, match="column names or Columns"):
+        dsha_agg(3)
+
+
+@pytest.mark.skipif(MODE != "connect", reason="Spark Connect sessions only")
+def test_register_refuses_connect_sessions(spark):
+    with pytest.raises(dsha.DshaNotLoadedError, match="needs a classic session"):
+        dsha.register(spark)
 
 
 @pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="register() is for classic sessions")

@@ -13,7 +13,8 @@ pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
 def run_cli(*args, timeout=300):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
     env.pop("PYSPARK_SUBMIT_ARGS", None)
-    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]"], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]", "--conf", "spark.ui.enabled=false"],
+                          capture_output=True,
                           text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
@@ -50,7 +51,7 @@ def test_hash_json_and_format_inference(tables):
 
 def test_compare_equal_and_different(tables):
     root, _ = tables
-    same = run_cli("compare", str(root / "a"), str(root / "b"), "--quiet")
+    same = run_cli("compare", str(root / "a" / "part-*"), str(root / "b"), "--quiet")  # a glob, a directory
     assert same.returncode == 0, same.stderr
     assert "equal" in same.stdout
     different = run_cli("compare", str(root / "a"), str(root / "fewer"), "--quiet")
@@ -74,3 +75,45 @@ def test_errors_exit_2_with_one_clear_line(tables, case):
     assert "Traceback" not in out.stderr and "\tat org.apache" not in out.stderr
     expected = {"missing": "no such file or directory", "corrupt": "broken", "column": "no column nope"}[case]
     assert expected in errors[0]
+
+
+def test_format_inference(tmp_path):
+    from dsha.cli import _format_of
+
+    (tmp_path / "t" / "year=2024" / "month=1").mkdir(parents=True)
+    (tmp_path / "t" / "_SUCCESS").write_text("")
+    (tmp_path / "t" / "year=2024" / "month=1" / "part-0.orc").write_text("")
+    (tmp_path / "d" / "_delta_log").mkdir(parents=True)
+    (tmp_path / "d" / "part-0.parquet").write_text("")
+    (tmp_path / "events.json.gz").write_text("")
+    (tmp_path / "empty").mkdir()
+    assert _format_of(str(tmp_path / "t"), None) == "orc"  # partitioned: the files in key=value folders
+    assert _format_of(str(tmp_path / "d"), None) == "delta"
+    assert _format_of(str(tmp_path / "events.json.gz"), None) == "json"
+    assert _format_of("file:" + str(tmp_path / "x.csv"), None) == "csv"
+    assert _format_of(str(tmp_path / "*.csv"), None) == "csv"
+    assert _format_of(str(tmp_path / "empty"), None) == "parquet"
+    assert _format_of("s3a://bucket/table", None) == "parquet"
+    assert _format_of(str(tmp_path / "t"), "JSON") == "json"
+
+
+def test_short_error_is_one_line():
+    from dsha.cli import _short_error
+
+    e = Exception("An error occurred while calling o52.first.\n: org.apache.spark.SparkException: "
+                  "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file\nfile:/x/part-0.parquet. "
+                  "SQLSTATE: KD001\n\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFile(x.scala)")
+    assert _short_error(e) == ("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
+                               "file:/x/part-0.parquet. SQLSTATE: KD001")
+    assert _short_error(Exception("java.io.IOException: disk full\n\tat a.b(c)")) == "disk full"
+    assert len(_short_error(Exception("x" * 2000))) == 500
+
+
+def test_usage_errors_need_no_spark(tmp_path):
+    out = run_cli("compare", str(tmp_path / "missing"), str(tmp_path))
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.strip().splitlines()[-1] == f"dsha: error: no such file or directory: {tmp_path / 'missing'}"
+    out = run_cli("hash", str(tmp_path / "*.parquet"))
+    assert out.returncode == 2 and "no file matches" in out.stderr
+    out = run_cli("hash")
+    assert out.returncode == 2 and "give a PATH or --table NAME" in out.stderr

@@ -50,6 +50,7 @@ def test_installed_package_works_in_a_fresh_process(installed, mode):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_", "DSHA_JAR", "PYSPARK_SUBMIT"))}
     env["PYTHONPATH"] = str(target)
+    env["SPARK_TESTING"] = "1"  # a local Spark Connect server on an ephemeral port, not 15002 (shared machines)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env,
                          cwd=str(target))
     assert out.returncode == 0, out.stderr[-3000:]
