@@ -141,10 +141,12 @@ def _load(spark, source: str, args, table: Optional[str] = None):
             reader = reader.option("header", "true")
         df = reader.load(source)
     if args.columns:
-        names = [c.strip() for c in args.columns.split(",") if c.strip()]
-        missing = [c for c in names if c not in df.columns]
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        by_lower = {c.lower(): c for c in df.columns}  # Spark resolves names case-insensitively by default
+        names = [c if c in df.columns else by_lower.get(c.lower()) for c in wanted]
+        missing = [w for w, n in zip(wanted, names) if n is None]
         if missing:
-            raise UsageError(f"no column {', '.join(missing)} in {source or table} (columns: {', '.join(df.columns)})")
+            raise UsageError(f"no column {', '.join(missing)} in {table or source} (columns: {', '.join(df.columns)})")
         df = df.select(*("`" + c.replace("`", "``") + "`" for c in names))
     return df
 
@@ -184,6 +186,9 @@ def _short_error(e: BaseException) -> str:
             break
         message.append(line)
     one = " ".join(message) if message else type(e).__name__
+    sqlstate = re.search(r"SQLSTATE: \w+", one)  # what follows Spark's SQLSTATE is a plan, not for users
+    if sqlstate:
+        one = one[: sqlstate.end()]
     return one if len(one) <= 500 else one[:497] + "..."
 
 

@@ -19,6 +19,12 @@ CODEGEN_MODES = {
 }
 
 
+def pytest_configure(config):
+    # Spark Connect's builder re-applies every builder setting as a runtime setting after the local server started
+    # with them, and warns for the static ones (spark.jars, spark.sql.extensions, spark.ui.enabled): harmless.
+    config.addinivalue_line("filterwarnings", r"ignore:Failed to set spark\.:UserWarning")
+
+
 def pytest_report_header(config):
     return f"dsha: Spark mode {MODE}, jar {dsha.jar_path()}"
 

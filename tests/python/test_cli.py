@@ -57,7 +57,8 @@ def test_compare_equal_and_different(tables):
     different = run_cli("compare", str(root / "a"), str(root / "fewer"), "--quiet")
     assert different.returncode == 1, different.stderr
     assert "row counts differ: 50 vs 49" in different.stdout
-    columns = run_cli("compare", str(root / "a"), str(root / "fewer"), "--columns", "name", "--json")
+    # Column names resolve as in Spark (case-insensitively).
+    columns = run_cli("compare", str(root / "a"), str(root / "fewer"), "--columns", "NAME", "--json")
     assert columns.returncode == 1 and json.loads(columns.stdout)["reason"] == "row count"
 
 
@@ -102,7 +103,7 @@ def test_short_error_is_one_line():
 
     e = Exception("An error occurred while calling o52.first.\n: org.apache.spark.SparkException: "
                   "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file\nfile:/x/part-0.parquet. "
-                  "SQLSTATE: KD001\n\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFile(x.scala)")
+                  "SQLSTATE: KD001; 'Relation [a]\n\tat org.apache.spark.sql.errors.QueryExecutionErrors$.cannotReadFile(x.scala)")
     assert _short_error(e) == ("[FAILED_READ_FILE.NO_HINT] Encountered error while reading file "
                                "file:/x/part-0.parquet. SQLSTATE: KD001")
     assert _short_error(Exception("java.io.IOException: disk full\n\tat a.b(c)")) == "disk full"
