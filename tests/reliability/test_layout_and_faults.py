@@ -79,7 +79,7 @@ def test_tasks_failing_on_their_first_attempt(spark, table):
     """Every task of the hashing stage fails once (attempt 0) and is retried: the digest is unchanged."""
     from pyspark import TaskContext
 
-    @F.udf("bigint")
+    @F.udf("bigint", useArrow=False)  # plain Python UDF: no Arrow needed in the workers
     def fail_first_attempt(v):
         if TaskContext.get().attemptNumber() == 0:
             raise RuntimeError("injected failure on the first attempt")
