@@ -2,21 +2,18 @@
 
     DSHA_SPARK_MODE=classic|connect  DSHA_JAR=jvm/target/dsha-0.1.0.jar  pytest tests/python
 """
-import contextlib
 import os
+import sys
 
 import pytest
 from pyspark.sql import SparkSession
 
 import dsha
 
-MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # tests/spark_conf.py
+from spark_conf import CODEGEN_MODES, codegen  # noqa: E402
 
-# Generated code (whole-stage and expression codegen) versus the interpreted path (no codegen at all).
-CODEGEN_MODES = {
-    "codegen": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true"},
-    "interpreted": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
-}
+MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 
 
 def pytest_configure(config):
@@ -57,23 +54,6 @@ def spark():
     session.stop()
 
 
-@contextlib.contextmanager
-def codegen(spark, mode):
-    """Runs the block with the settings of one codegen mode, then restores the previous values."""
-    conf = CODEGEN_MODES[mode]
-    previous = {k: spark.conf.get(k, None) for k in conf}
-    for k, v in conf.items():
-        spark.conf.set(k, v)
-    try:
-        yield mode
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
 @pytest.fixture(params=sorted(CODEGEN_MODES))
 def codegen_mode(request, spark):
     """Runs a test once per codegen mode (the settings are runtime SQL settings, in classic and Connect alike)."""
@@ -83,5 +63,5 @@ def codegen_mode(request, spark):
 
 @pytest.fixture(scope="session")
 def in_codegen_mode(spark):
-    """``with in_codegen_mode("interpreted"): ...`` runs a block in one codegen mode (for tests that compare them)."""
+    """``with in_codegen_mode("NO_CODEGEN"): ...`` runs a block in one codegen mode (for tests that compare them)."""
     return lambda mode: codegen(spark, mode)

@@ -4,6 +4,7 @@ import os
 
 import pytest
 from pyspark.sql import functions as F
+from spark_conf import sql_conf
 
 VECTORS = os.path.join(os.path.dirname(__file__), "..", "golden", "vectors.json")
 DOC = json.load(open(VECTORS, encoding="utf-8"))
@@ -17,19 +18,10 @@ def _version(v):
 def test_golden_vector(spark, vector):
     if _version(spark.version) < _version(vector.get("min_spark", "0.0")):
         pytest.skip(f"needs Spark {vector['min_spark']}")
-    previous = {k: spark.conf.get(k, None) for k in vector.get("conf", {})}
-    for k, v in vector.get("conf", {}).items():
-        spark.conf.set(k, v)
-    try:
+    with sql_conf(spark, vector.get("conf", {})):
         df = spark.sql(vector["sql"]).repartition(2)
         fp = df.agg(F.call_function("dsha_fingerprint", F.col("*")).alias("f")).select("f.*").first()
         rows = sorted(r[0] for r in df.select(F.lower(F.hex(F.call_function("logical_hash", F.col("*"))))).collect())
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
     assert fp.schema == vector["schema"]
     assert fp.schema_digest == vector["schema_digest"]
     assert rows == sorted(vector["row_digests"])

@@ -74,7 +74,7 @@ def test_invariances(spark, in_codegen_mode, data, rnd):
     digests = digests_of(variants)
     assert len(set(digests)) == 1
     # Generated code and the interpreted path encode every type alike.
-    for mode in ("codegen", "interpreted"):
+    for mode in ("CODEGEN_ONLY", "NO_CODEGEN"):
         with in_codegen_mode(mode):
             assert digest(df.repartition(3)) == digests[0], mode
 

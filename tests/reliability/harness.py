@@ -4,7 +4,6 @@ environment, spark-submit, a Spark standalone cluster of separate JVMs on loopba
 Everything drives Spark directly (SQL and PySpark), not the dsha Python package (only test_cli.py uses that)."""
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -30,11 +29,8 @@ JOB = HERE / "jobs" / "digest_job.py"
 sys.path.insert(0, str(HERE / "jobs"))
 from dataset import MIXED_COLUMNS, mixed  # noqa: E402,F401  (shared with the spark-submit jobs)
 
-# Generated code (whole-stage and expression factory) versus fully interpreted evaluation.
-CODEGEN_MODES = {
-    "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true"},
-    "NO_CODEGEN": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
-}
+sys.path.insert(0, str(ROOT / "tests"))
+from spark_conf import CODEGEN_MODES, codegen, sql_conf  # noqa: E402,F401  (tests/spark_conf.py)
 
 
 def local_session(master="local[2,4]", **conf):
@@ -51,26 +47,6 @@ def local_session(master="local[2,4]", **conf):
     for k, v in conf.items():
         builder = builder.config(k, v)
     return builder.getOrCreate()
-
-
-@contextlib.contextmanager
-def sql_conf(spark, settings: dict):
-    """Runs the block with runtime SQL settings, then restores the previous values."""
-    previous = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, str(v))
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
-def codegen(spark, mode):
-    return sql_conf(spark, CODEGEN_MODES[mode])
 
 
 def _view(df):

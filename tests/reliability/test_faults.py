@@ -1,5 +1,5 @@
 """In-process faults (local[2,4]: failed tasks are retried): the digest does not change when tasks fail after they
-emitted all their rows, on either side of a shuffle, or when AQE splits skewed partitions and coalesces others."""
+emitted all their rows or part way through them, on either side of a shuffle, or when AQE splits skewed partitions and coalesces others."""
 import pytest
 from pyspark import TaskContext
 
@@ -31,6 +31,21 @@ def test_every_task_fails_once_after_emitting_all_rows(spark, table, expected, w
 
     df = table if where == "map side" else table.repartition(5)
     flaky = spark.createDataFrame(df.rdd.mapPartitions(fail_first_attempt_after_all_rows), table.schema)
+    assert digest_of(spark, flaky) == expected
+
+
+def test_python_udf_fails_mid_partition_on_first_attempts(spark, table, expected):
+    """Every task of the hashing stage fails inside a plain Python UDF (no Arrow in the workers) on attempt 0, part
+    way through its rows, and is retried."""
+    from pyspark.sql import functions as F
+
+    @F.udf("bigint", useArrow=False)
+    def fail_first_attempt(v):
+        if v % 1000 == 999 and TaskContext.get().attemptNumber() == 0:
+            raise RuntimeError("injected failure on the first attempt")
+        return v
+
+    flaky = table.repartition(4).withColumn("id", fail_first_attempt("id"))
     assert digest_of(spark, flaky) == expected
 
 

@@ -23,8 +23,12 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
     var i = 0
     while (i < bytes.length) {
       val left = bytes.length - i
-      random.nextInt(5) match {
+      random.nextInt(9) match {
         case 0 if left >= 8 => h.putLong(buf.getLong(i)); i += 8
+        case 5 if left >= 9 => h.putByteAndLong(bytes(i), buf.getLong(i + 1)); i += 9
+        case 6 if left >= 5 => h.putByteAndInt(bytes(i), buf.getInt(i + 1)); i += 5
+        case 7 if left >= 3 => h.putByteAndShort(bytes(i), buf.getShort(i + 1)); i += 3
+        case 8 if left >= 2 => h.putBytePair(bytes(i), bytes(i + 1)); i += 2
         case 1 if left >= 4 => h.putInt(buf.getInt(i)); i += 4
         case 2 if left >= 2 => h.putShort(buf.getShort(i)); i += 2
         case 3 =>
@@ -37,9 +41,10 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
     (h.digestLow(), h.digestHigh())
   }
 
-  test("equals one-shot MurmurHash3_x64_128 for every length 0..200 and any split") {
+  test("equals one-shot MurmurHash3_x64_128 for every length 0..200, lengths around the buffer size, and any split") {
     val random = new Random(42)
-    for (len <- 0 to 200; _ <- 0 until 5) {
+    val aroundBuffer = Seq(496, 511, 512, 513, 527, 528, 529, 543, 1000, 1024, 1040, 4099, 70001)
+    for (len <- (0 to 200) ++ aroundBuffer; _ <- 0 until 5) {
       val bytes = new Array[Byte](len)
       random.nextBytes(bytes)
       assert(streamed(bytes, random) == reference(bytes), s"length $len")
@@ -48,20 +53,25 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
 
   test("resuming from a block-aligned prefix state equals hashing prefix and rest together") {
     val random = new Random(7)
-    val prefix = new Array[Byte](32)
-    random.nextBytes(prefix)
-    val h = new Murmur3x64Stream
-    h.reset()
-    h.putBytes(prefix)
-    val (s1, s2, n) = (h.stateH1(), h.stateH2(), h.length())
-    for (len <- Seq(0, 1, 15, 16, 17, 100)) {
-      val rest = new Array[Byte](len)
-      random.nextBytes(rest)
-      h.reset(s1, s2, n)
-      h.putBytes(rest)
-      h.finish()
-      assert((h.digestLow(), h.digestHigh()) == reference(prefix ++ rest))
+    for (prefixLength <- Seq(32, 1040)) {
+      val prefix = new Array[Byte](prefixLength)
+      random.nextBytes(prefix)
+      val h = new Murmur3x64Stream
+      h.reset()
+      h.putBytes(prefix)
+      val (s1, s2, n) = (h.stateH1(), h.stateH2(), h.length())
+      assert(n == prefixLength)
+      for (len <- Seq(0, 1, 15, 16, 17, 100, 600)) {
+        val rest = new Array[Byte](len)
+        random.nextBytes(rest)
+        h.reset(s1, s2, n)
+        h.putBytes(rest)
+        h.finish()
+        assert((h.digestLow(), h.digestHigh()) == reference(prefix ++ rest), s"prefix $prefixLength, rest $len")
+      }
     }
+    val error = intercept[IllegalArgumentException](new Murmur3x64Stream().reset(1L, 2L, 17L))
+    assert(error.getMessage.contains("16-byte blocks"))
   }
 
   test("digest bytes are h1 then h2, little-endian") {

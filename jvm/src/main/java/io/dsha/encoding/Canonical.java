@@ -43,6 +43,13 @@ public final class Canonical {
     h.putBytes(s.getBaseObject(), s.getBaseOffset(), n);
   }
 
+  /** The value marker, then the string: the fused form of putByte(VALUE_MARKER) + putString for generated code. */
+  public static void putMarkedString(Murmur3x64Stream h, UTF8String s) {
+    int n = s.numBytes();
+    h.putByteAndInt(VALUE_MARKER, n);
+    h.putBytes(s.getBaseObject(), s.getBaseOffset(), n);
+  }
+
   public static void putBinary(Murmur3x64Stream h, byte[] b) {
     h.putInt(b.length);
     h.putBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length);
@@ -82,6 +89,11 @@ public final class Canonical {
     } else {
       h.putLong(unscaled(d, scale).longValueExact());
     }
+  }
+
+  /** The value marker, then putDecimal64 (fused for generated code). */
+  public static void putMarkedDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
+    h.putByteAndLong(VALUE_MARKER, d.scale() == scale ? d.toUnscaledLong() : unscaled(d, scale).longValueExact());
   }
 
   /** decimal(p, s) with p > 18: the unscaled value at scale s as a signed 128-bit integer, low word first. */

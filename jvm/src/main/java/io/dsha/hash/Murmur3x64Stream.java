@@ -9,22 +9,31 @@ import org.apache.spark.unsafe.Platform;
  * byte stream that arrives in pieces: single bytes, little-endian words, or byte ranges.
  *
  * <p>The result is bit-identical to hashing the concatenated bytes in one call, which is what lets SPEC.md define a row
- * digest as "MurmurHash3_x64_128 of the canonical encoding" while the engine never materialises that encoding: up to 15
- * pending bytes live in two longs, and every full 16-byte block is mixed as soon as it is complete. One instance is
- * reused for every row of a task, so hashing allocates nothing.
+ * digest as "MurmurHash3_x64_128 of the canonical encoding" while the engine never materialises a whole encoding. The
+ * pieces are stored into a small reused buffer (one bounds check and one store per piece) and mixed 16 bytes at a time
+ * in a tight loop when it fills, or straight from the source for long byte ranges; the buffer never holds more than
+ * {@link #CAPACITY} bytes, so hashing a 64 MB string or a wide row allocates nothing. One instance is reused for every
+ * row of a task.
  */
 public final class Murmur3x64Stream {
   private static final long C1 = 0x87c37b91114253d5L;
   private static final long C2 = 0x4cf5ad432745937fL;
   private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+  // Word stores and loads at any byte offset (x86, aarch64); elsewhere bytes are moved one at a time.
+  private static final boolean WORDS = LITTLE_ENDIAN && Platform.unaligned();
+  private static final long BASE = Platform.BYTE_ARRAY_OFFSET;
 
+  /** Bytes buffered before they are mixed: a multiple of 16, large enough for most rows of a few dozen columns. */
+  static final int CAPACITY = 512;
+
+  // Bytes [0, pos) of the message not yet mixed, starting at a block boundary; 16 spare bytes let a piece of up to
+  // 16 bytes be stored before the buffer is mixed.
+  private final byte[] buffer = new byte[CAPACITY + 16];
+  private int pos;
   private long h1;
   private long h2;
-  // Pending bytes of the current block, little-endian: byte i of the block is bits 8*i.. of k1 (i < 8) or k2.
-  private long k1;
-  private long k2;
-  private int pending;
-  private long length;
+  // Bytes of the message already mixed into h1/h2 (always a multiple of 16).
+  private long mixed;
   // Result of the last finish().
   private long out1;
   private long out2;
@@ -36,142 +45,149 @@ public final class Murmur3x64Stream {
 
   /** Starts a new message from the state reached after hashing {@code length} bytes (a multiple of 16). */
   public void reset(long stateH1, long stateH2, long length) {
+    if ((length & 15) != 0) {
+      throw new IllegalArgumentException("a resumed state must follow a whole number of 16-byte blocks: " + length);
+    }
     this.h1 = stateH1;
     this.h2 = stateH2;
-    this.k1 = 0L;
-    this.k2 = 0L;
-    this.pending = 0;
-    this.length = length;
+    this.mixed = length;
+    this.pos = 0;
   }
 
-  /** The h1 state word; with {@link #stateH2()} it resumes hashing after a block-aligned prefix. */
+  /** The h1 state word; with {@link #stateH2()}, it resumes hashing when {@link #length()} is a multiple of 16. */
   public long stateH1() {
+    mixBuffered();
     return h1;
   }
 
   public long stateH2() {
+    mixBuffered();
     return h2;
   }
 
+  /** Bytes appended since the start of the message (including a resumed prefix). */
   public long length() {
-    return length;
+    return mixed + pos;
   }
 
   public void putByte(int b) {
-    putSmall(b & 0xFFL, 1);
+    int p = room(1);
+    buffer[p] = (byte) b;
+    pos = p + 1;
   }
 
   public void putShort(short s) {
-    putSmall(s & 0xFFFFL, 2);
+    int p = room(2);
+    buffer[p] = (byte) s;
+    buffer[p + 1] = (byte) (s >>> 8);
+    pos = p + 2;
   }
 
   public void putInt(int i) {
-    putSmall(i & 0xFFFFFFFFL, 4);
+    int p = room(4);
+    storeInt(p, i);
+    pos = p + 4;
   }
 
   /** Appends the 8 bytes of {@code v}, least significant first. */
   public void putLong(long v) {
-    int p = pending;
-    if (p < 8) {
-      if (p == 0) {
-        k1 = v;
-      } else {
-        int s = p << 3;
-        k1 |= v << s;
-        k2 = v >>> (64 - s);
-      }
-      pending = p + 8;
-    } else if (p == 8) {
-      mix(k1, v);
-      k1 = 0L;
-      k2 = 0L;
-      pending = 0;
-    } else {
-      int s = (p - 8) << 3;
-      mix(k1, k2 | (v << s));
-      k1 = v >>> (64 - s);
-      k2 = 0L;
-      pending = p - 8;
-    }
-    length += 8;
+    int p = room(8);
+    storeLong(p, v);
+    pos = p + 8;
   }
 
-  /** Appends {@code n} (1 to 7) bytes held in the low bits of {@code v}; higher bits must be zero. */
-  private void putSmall(long v, int n) {
-    int p = pending;
-    long carry = 0L;
-    if (p < 8) {
-      int s = p << 3;
-      k1 |= v << s;
-      if (p + n > 8) {
-        k2 |= v >>> (64 - s);
-      }
-    } else {
-      int s = (p - 8) << 3;
-      k2 |= v << s;
-      if (p + n > 16) {
-        carry = v >>> (64 - s);
-      }
-    }
-    p += n;
-    if (p >= 16) {
-      mix(k1, k2);
-      k1 = carry;
-      k2 = 0L;
-      p -= 16;
-    }
-    pending = p;
-    length += n;
+  // A byte followed by a value in one call: the generated code writes a value marker before almost every value.
+
+  /** Appends the byte {@code a}, then the byte {@code b}. */
+  public void putBytePair(int a, int b) {
+    int p = room(2);
+    buffer[p] = (byte) a;
+    buffer[p + 1] = (byte) b;
+    pos = p + 2;
+  }
+
+  /** Appends the byte {@code b}, then the 2 bytes of {@code s}, least significant first. */
+  public void putByteAndShort(int b, short s) {
+    int p = room(3);
+    buffer[p] = (byte) b;
+    buffer[p + 1] = (byte) s;
+    buffer[p + 2] = (byte) (s >>> 8);
+    pos = p + 3;
+  }
+
+  /** Appends the byte {@code b}, then the 4 bytes of {@code i}, least significant first. */
+  public void putByteAndInt(int b, int i) {
+    int p = room(5);
+    buffer[p] = (byte) b;
+    storeInt(p + 1, i);
+    pos = p + 5;
+  }
+
+  /** Appends the byte {@code b}, then the 8 bytes of {@code v}, least significant first. */
+  public void putByteAndLong(int b, long v) {
+    int p = room(9);
+    buffer[p] = (byte) b;
+    storeLong(p + 1, v);
+    pos = p + 9;
   }
 
   /** Appends {@code len} bytes starting at {@code offset} of {@code base} (Platform addressing, as UTF8String uses). */
   public void putBytes(Object base, long offset, int len) {
-    if (pending == 0) {
+    int p = pos;
+    if (p + len <= CAPACITY) {
+      Platform.copyMemory(base, offset, buffer, BASE + p, len);
+      pos = p + len;
+      return;
+    }
+    // Complete the buffer's last block from the source, mix the buffer, then whole blocks straight from the source.
+    int fill = (16 - (p & 15)) & 15;
+    if (fill > len) {
+      fill = len;
+    }
+    Platform.copyMemory(base, offset, buffer, BASE + p, fill);
+    pos = p + fill;
+    offset += fill;
+    len -= fill;
+    mixBuffered();
+    if (pos == 0) {
       while (len >= 16) {
-        mix(getLongLE(base, offset), getLongLE(base, offset + 8));
-        length += 16;
+        mix(loadLong(base, offset), loadLong(base, offset + 8));
+        mixed += 16;
         offset += 16;
         len -= 16;
       }
     }
-    while (len >= 8) {
-      putLong(getLongLE(base, offset));
-      offset += 8;
-      len -= 8;
-    }
-    if (len > 0) {
-      // The last 1..7 bytes in at most three reads (4, 2, 1 bytes), never past the end of the range.
-      long v = 0L;
-      int shift = 0;
-      if ((len & 4) != 0) {
-        int i = Platform.getInt(base, offset);
-        v = (LITTLE_ENDIAN ? i : Integer.reverseBytes(i)) & 0xFFFFFFFFL;
-        shift = 32;
-        offset += 4;
+    // The rest (under 16 bytes, or all of it if a partial block remained) goes through the buffer.
+    while (len > 0) {
+      int n = Math.min(len, CAPACITY - pos);
+      Platform.copyMemory(base, offset, buffer, BASE + pos, n);
+      pos += n;
+      offset += n;
+      len -= n;
+      if (len > 0) {
+        mixBuffered();
       }
-      if ((len & 2) != 0) {
-        short s = Platform.getShort(base, offset);
-        v |= ((LITTLE_ENDIAN ? s : Short.reverseBytes(s)) & 0xFFFFL) << shift;
-        shift += 16;
-        offset += 2;
-      }
-      if ((len & 1) != 0) {
-        v |= (Platform.getByte(base, offset) & 0xFFL) << shift;
-      }
-      putSmall(v, len);
     }
   }
 
   public void putBytes(byte[] bytes) {
-    putBytes(bytes, Platform.BYTE_ARRAY_OFFSET, bytes.length);
+    putBytes(bytes, BASE, bytes.length);
   }
 
   /** Ends the message; the digest is then {@link #digestLow()} and {@link #digestHigh()}. */
   public void finish() {
+    mixBuffered();
     long a = h1;
     long b = h2;
-    if (pending > 0) {
-      if (pending > 8) {
+    int rest = pos; // 0..15 bytes after the last whole block
+    if (rest > 0) {
+      // Zero the unused tail of the block, then read it as two little-endian words.
+      for (int i = rest; i < 16; i++) {
+        buffer[i] = 0;
+      }
+      long k1 = loadLong(buffer, BASE);
+      long k2 = loadLong(buffer, BASE + 8);
+      if (rest > 8) {
         long t = k2 * C2;
         t = Long.rotateLeft(t, 33);
         t *= C1;
@@ -182,6 +198,7 @@ public final class Murmur3x64Stream {
       t *= C2;
       a ^= t;
     }
+    long length = mixed + rest;
     a ^= length;
     b ^= length;
     a += b;
@@ -206,8 +223,13 @@ public final class Murmur3x64Stream {
 
   /** Writes the finished digest as 16 bytes (h1 then h2, each little-endian) into {@code target}. */
   public byte[] digestInto(byte[] target) {
-    writeLongLE(target, 0, out1);
-    writeLongLE(target, 8, out2);
+    if (WORDS && target.length >= 16) {
+      Platform.putLong(target, BASE, out1);
+      Platform.putLong(target, BASE + 8, out2);
+    } else {
+      writeLongLE(target, 0, out1);
+      writeLongLE(target, 8, out2);
+    }
     return target;
   }
 
@@ -215,18 +237,44 @@ public final class Murmur3x64Stream {
     return digestInto(new byte[16]);
   }
 
-  private void mix(long a, long b) {
-    a *= C1;
-    a = Long.rotateLeft(a, 31);
-    a *= C2;
-    h1 ^= a;
+  /** The buffer position at which {@code n} (at most 16) more bytes fit, mixing the buffer first if needed. */
+  private int room(int n) {
+    int p = pos;
+    if (p + n > CAPACITY + 16) {
+      mixBuffered();
+      p = pos;
+    }
+    return p;
+  }
+
+  /** Mixes every whole block in the buffer and moves the remaining 0..15 bytes to its start. */
+  private void mixBuffered() {
+    int p = pos;
+    int whole = p & ~15;
+    if (whole == 0) {
+      return;
+    }
+    for (int i = 0; i < whole; i += 16) {
+      mix(loadLong(buffer, BASE + i), loadLong(buffer, BASE + i + 8));
+    }
+    mixed += whole;
+    int rest = p - whole;
+    System.arraycopy(buffer, whole, buffer, 0, rest);
+    pos = rest;
+  }
+
+  private void mix(long k1, long k2) {
+    k1 *= C1;
+    k1 = Long.rotateLeft(k1, 31);
+    k1 *= C2;
+    h1 ^= k1;
     h1 = Long.rotateLeft(h1, 27);
     h1 += h2;
     h1 = h1 * 5 + 0x52dce729;
-    b *= C2;
-    b = Long.rotateLeft(b, 33);
-    b *= C1;
-    h2 ^= b;
+    k2 *= C2;
+    k2 = Long.rotateLeft(k2, 33);
+    k2 *= C1;
+    h2 ^= k2;
     h2 = Long.rotateLeft(h2, 31);
     h2 += h1;
     h2 = h2 * 5 + 0x38495ab5;
@@ -241,9 +289,34 @@ public final class Murmur3x64Stream {
     return k;
   }
 
-  private static long getLongLE(Object base, long offset) {
-    long v = Platform.getLong(base, offset);
-    return LITTLE_ENDIAN ? v : Long.reverseBytes(v);
+  private void storeInt(int at, int v) {
+    if (WORDS) {
+      Platform.putInt(buffer, BASE + at, v);
+    } else {
+      for (int i = 0; i < 4; i++) {
+        buffer[at + i] = (byte) (v >>> (i << 3));
+      }
+    }
+  }
+
+  private void storeLong(int at, long v) {
+    if (WORDS) {
+      Platform.putLong(buffer, BASE + at, v);
+    } else {
+      writeLongLE(buffer, at, v);
+    }
+  }
+
+  /** The 8 bytes at {@code offset} of {@code base} as a little-endian long. */
+  private static long loadLong(Object base, long offset) {
+    if (WORDS) {
+      return Platform.getLong(base, offset);
+    }
+    long v = 0L;
+    for (int i = 7; i >= 0; i--) {
+      v = (v << 8) | (Platform.getByte(base, offset + i) & 0xFFL);
+    }
+    return v;
   }
 
   static void writeLongLE(byte[] target, int at, long v) {

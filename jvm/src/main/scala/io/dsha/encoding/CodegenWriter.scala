@@ -40,9 +40,25 @@ object CodegenWriter {
     s"""if ($isNull) {
        |  $h.putByte(${Canonical.NULL_MARKER});
        |} else {
-       |  $h.putByte(${Canonical.VALUE_MARKER});
-       |  ${write(ctx, encoding, value, h, path)}
+       |  ${writeMarked(ctx, encoding, value, h, path)}
        |}""".stripMargin
+
+  /** The value marker, then the value: one stream call for fixed-width leaves, strings and compact decimals. */
+  private def writeMarked(ctx: CodegenContext, encoding: Encoding, v: String, h: String, path: String): String = {
+    val m = Canonical.VALUE_MARKER
+    encoding match {
+      case Encoding.Leaf(Kind.Bool, _, _) => s"$h.putBytePair($m, $v ? 1 : 0);"
+      case Encoding.Leaf(Kind.Int8, _, _) => s"$h.putBytePair($m, $v);"
+      case Encoding.Leaf(Kind.Int16, _, _) => s"$h.putByteAndShort($m, $v);"
+      case Encoding.Leaf(Kind.Int32, _, _) => s"$h.putByteAndInt($m, $v);"
+      case Encoding.Leaf(Kind.Int64, _, _) => s"$h.putByteAndLong($m, $v);"
+      case Encoding.Leaf(Kind.Float32, _, _) => s"$h.putByteAndInt($m, $CanonicalClass.floatBits($v));"
+      case Encoding.Leaf(Kind.Float64, _, _) => s"$h.putByteAndLong($m, $CanonicalClass.doubleBits($v));"
+      case Encoding.Leaf(Kind.Utf8, _, _) => s"$CanonicalClass.putMarkedString($h, $v);"
+      case d: Encoding.Decimal if !d.wide => s"$CanonicalClass.putMarkedDecimal64($h, $v, ${d.scale});"
+      case other => s"$h.putByte($m);\n${write(ctx, other, v, h, path)}"
+    }
+  }
 
   private def leaf(ctx: CodegenContext, kind: Kind, v: String, h: String, path: String): String = kind match {
     case Kind.Bool => s"$h.putByte($v ? 1 : 0);"

@@ -1,0 +1,30 @@
+"""Runtime SQL settings for tests, shared by tests/python and tests/reliability (their conftest.py files put this
+directory on sys.path)."""
+import contextlib
+
+# The two expression evaluation paths every expression test runs in: generated code and the interpreted eval.
+CODEGEN_MODES = {
+    "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true"},
+    "NO_CODEGEN": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
+}
+
+
+@contextlib.contextmanager
+def sql_conf(spark, settings: dict):
+    """Runs the block with runtime SQL settings (classic or Spark Connect session), then restores the previous values."""
+    previous = {k: spark.conf.get(k, None) for k in settings}
+    for k, v in settings.items():
+        spark.conf.set(k, str(v))
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def codegen(spark, mode: str):
+    """sql_conf for one of CODEGEN_MODES."""
+    return sql_conf(spark, CODEGEN_MODES[mode])
