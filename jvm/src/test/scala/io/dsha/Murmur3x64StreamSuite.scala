@@ -28,7 +28,7 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
         case 5 if left >= 9 => h.putByteAndLong(bytes(i), buf.getLong(i + 1)); i += 9
         case 6 if left >= 5 => h.putByteAndInt(bytes(i), buf.getInt(i + 1)); i += 5
         case 7 if left >= 3 => h.putByteAndShort(bytes(i), buf.getShort(i + 1)); i += 3
-        case 8 if left >= 2 => h.putBytePair(bytes(i), bytes(i + 1)); i += 2
+        case 8 if left >= 2 => h.putByteAndByte(bytes(i), bytes(i + 1)); i += 2
         case 1 if left >= 4 => h.putInt(buf.getInt(i)); i += 4
         case 2 if left >= 2 => h.putShort(buf.getShort(i)); i += 2
         case 3 =>

@@ -84,16 +84,12 @@ public final class Canonical {
 
   /** decimal(p, s) with p <= 18: the unscaled value at scale s as a signed 64-bit integer. */
   public static void putDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
-    if (d.scale() == scale) {
-      h.putLong(d.toUnscaledLong());
-    } else {
-      h.putLong(unscaled(d, scale).longValueExact());
-    }
+    h.putLong(unscaledLong(d, scale));
   }
 
-  /** The value marker, then putDecimal64 (fused for generated code). */
-  public static void putMarkedDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
-    h.putByteAndLong(VALUE_MARKER, d.scale() == scale ? d.toUnscaledLong() : unscaled(d, scale).longValueExact());
+  /** The unscaled value of a decimal(p, s) with p <= 18 at scale s. */
+  public static long unscaledLong(Decimal d, int scale) {
+    return d.scale() == scale ? d.toUnscaledLong() : unscaled(d, scale).longValueExact();
   }
 
   /** decimal(p, s) with p > 18: the unscaled value at scale s as a signed 128-bit integer, low word first. */

@@ -99,7 +99,7 @@ public final class Murmur3x64Stream {
   // A byte followed by a value in one call: the generated code writes a value marker before almost every value.
 
   /** Appends the byte {@code a}, then the byte {@code b}. */
-  public void putBytePair(int a, int b) {
+  public void putByteAndByte(int a, int b) {
     int p = room(2);
     buffer[p] = (byte) a;
     buffer[p + 1] = (byte) b;
@@ -148,26 +148,15 @@ public final class Murmur3x64Stream {
     pos = p + fill;
     offset += fill;
     len -= fill;
-    mixBuffered();
-    if (pos == 0) {
-      while (len >= 16) {
-        mix(loadLong(base, offset), loadLong(base, offset + 8));
-        mixed += 16;
-        offset += 16;
-        len -= 16;
-      }
+    mixBuffered(); // the buffer is now empty, unless the range ended before the block did (then len is 0)
+    while (len >= 16) {
+      mix(loadLong(base, offset), loadLong(base, offset + 8));
+      mixed += 16;
+      offset += 16;
+      len -= 16;
     }
-    // The rest (under 16 bytes, or all of it if a partial block remained) goes through the buffer.
-    while (len > 0) {
-      int n = Math.min(len, CAPACITY - pos);
-      Platform.copyMemory(base, offset, buffer, BASE + pos, n);
-      pos += n;
-      offset += n;
-      len -= n;
-      if (len > 0) {
-        mixBuffered();
-      }
-    }
+    Platform.copyMemory(base, offset, buffer, BASE + pos, len); // the last 0..15 bytes
+    pos += len;
   }
 
   public void putBytes(byte[] bytes) {

@@ -19,14 +19,33 @@ object CodegenWriter {
   private val InlineStructFields = 32
 
   def write(ctx: CodegenContext, encoding: Encoding, value: String, h: String, path: String): String =
-    encoding match {
-      case Encoding.Leaf(kind, _, _) => leaf(ctx, kind, value, h, path)
-      case d: Encoding.Decimal if d.wide => s"$CanonicalClass.putDecimal128($h, $value, ${d.scale});"
-      case d: Encoding.Decimal => s"$CanonicalClass.putDecimal64($h, $value, ${d.scale});"
-      case a: Encoding.Array => array(ctx, a, value, h, path)
-      case m: Encoding.Map => map(ctx, m, value, h, path)
-      case s: Encoding.Struct => struct(ctx, s, value, h, path)
+    fixedWidth(encoding, value) match {
+      case Some((width, bits)) => s"$h.put$width($bits);"
+      case None =>
+        encoding match {
+          case Encoding.Leaf(kind, _, _) => leaf(ctx, kind, value, h, path)
+          case d: Encoding.Decimal => s"$CanonicalClass.putDecimal128($h, $value, ${d.scale});"
+          case a: Encoding.Array => array(ctx, a, value, h, path)
+          case m: Encoding.Map => map(ctx, m, value, h, path)
+          case s: Encoding.Struct => struct(ctx, s, value, h, path)
+        }
     }
+
+  /**
+   * Encodings of 1, 2, 4 or 8 bytes, as the stream method's width (`put<Width>`, `putByteAnd<Width>`) and the Java
+   * expression of those bytes.
+   */
+  private def fixedWidth(encoding: Encoding, v: String): Option[(String, String)] = encoding match {
+    case Encoding.Leaf(Kind.Bool, _, _) => Some("Byte" -> s"($v ? 1 : 0)")
+    case Encoding.Leaf(Kind.Int8, _, _) => Some("Byte" -> v)
+    case Encoding.Leaf(Kind.Int16, _, _) => Some("Short" -> v)
+    case Encoding.Leaf(Kind.Int32, _, _) => Some("Int" -> v)
+    case Encoding.Leaf(Kind.Int64, _, _) => Some("Long" -> v)
+    case Encoding.Leaf(Kind.Float32, _, _) => Some("Int" -> s"$CanonicalClass.floatBits($v)")
+    case Encoding.Leaf(Kind.Float64, _, _) => Some("Long" -> s"$CanonicalClass.doubleBits($v)")
+    case d: Encoding.Decimal if !d.wide => Some("Long" -> s"$CanonicalClass.unscaledLong($v, ${d.scale})")
+    case _ => None
+  }
 
   /** Marker byte, then the value when present. */
   def writeNullable(
@@ -43,31 +62,18 @@ object CodegenWriter {
        |  ${writeMarked(ctx, encoding, value, h, path)}
        |}""".stripMargin
 
-  /** The value marker, then the value: one stream call for fixed-width leaves, strings and compact decimals. */
+  /** The value marker, then the value: one stream call for fixed-width values, and with a string's length. */
   private def writeMarked(ctx: CodegenContext, encoding: Encoding, v: String, h: String, path: String): String = {
     val m = Canonical.VALUE_MARKER
-    encoding match {
-      case Encoding.Leaf(Kind.Bool, _, _) => s"$h.putBytePair($m, $v ? 1 : 0);"
-      case Encoding.Leaf(Kind.Int8, _, _) => s"$h.putBytePair($m, $v);"
-      case Encoding.Leaf(Kind.Int16, _, _) => s"$h.putByteAndShort($m, $v);"
-      case Encoding.Leaf(Kind.Int32, _, _) => s"$h.putByteAndInt($m, $v);"
-      case Encoding.Leaf(Kind.Int64, _, _) => s"$h.putByteAndLong($m, $v);"
-      case Encoding.Leaf(Kind.Float32, _, _) => s"$h.putByteAndInt($m, $CanonicalClass.floatBits($v));"
-      case Encoding.Leaf(Kind.Float64, _, _) => s"$h.putByteAndLong($m, $CanonicalClass.doubleBits($v));"
-      case Encoding.Leaf(Kind.Utf8, _, _) => s"$CanonicalClass.putMarkedString($h, $v);"
-      case d: Encoding.Decimal if !d.wide => s"$CanonicalClass.putMarkedDecimal64($h, $v, ${d.scale});"
-      case other => s"$h.putByte($m);\n${write(ctx, other, v, h, path)}"
+    (encoding, fixedWidth(encoding, v)) match {
+      case (_, Some((width, bits))) => s"$h.putByteAnd$width($m, $bits);"
+      case (Encoding.Leaf(Kind.Utf8, _, _), None) => s"$CanonicalClass.putMarkedString($h, $v);"
+      case _ => s"$h.putByte($m);\n${write(ctx, encoding, v, h, path)}"
     }
   }
 
+  /** Leaves of variable or composite width (the fixed-width ones are in [[fixedWidth]]). */
   private def leaf(ctx: CodegenContext, kind: Kind, v: String, h: String, path: String): String = kind match {
-    case Kind.Bool => s"$h.putByte($v ? 1 : 0);"
-    case Kind.Int8 => s"$h.putByte($v);"
-    case Kind.Int16 => s"$h.putShort($v);"
-    case Kind.Int32 => s"$h.putInt($v);"
-    case Kind.Int64 => s"$h.putLong($v);"
-    case Kind.Float32 => s"$h.putInt($CanonicalClass.floatBits($v));"
-    case Kind.Float64 => s"$h.putLong($CanonicalClass.doubleBits($v));"
     case Kind.Utf8 => s"$CanonicalClass.putString($h, $v);"
     case Kind.Bytes => s"$CanonicalClass.putBinary($h, $v);"
     case Kind.Interval => s"$CanonicalClass.putInterval($h, $v);"
@@ -78,6 +84,7 @@ object CodegenWriter {
       val variantClass = SparkShims.variantEncoderClass
       val encoder = ctx.addMutableState(variantClass, "dshaVariant", x => s"$x = new $variantClass($pathRef);")
       s"$encoder.write($h, $v);"
+    case fixed => throw new IllegalStateException(s"$fixed is written by fixedWidth")
   }
 
   private def array(ctx: CodegenContext, a: Encoding.Array, v: String, h: String, path: String): String = {
