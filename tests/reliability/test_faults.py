@@ -1,5 +1,6 @@
 """In-process faults (local[2,4]: failed tasks are retried): the digest does not change when tasks fail after they
-emitted all their rows or part way through them, on either side of a shuffle, or when AQE splits skewed partitions and coalesces others."""
+emitted all their rows or part way through them, on either side of a shuffle, or when AQE splits skewed partitions
+and coalesces others."""
 import pytest
 from pyspark import TaskContext
 
@@ -35,8 +36,8 @@ def test_every_task_fails_once_after_emitting_all_rows(spark, table, expected, w
 
 
 def test_python_udf_fails_mid_partition_on_first_attempts(spark, table, expected):
-    """Every task of the hashing stage fails inside a plain Python UDF (no Arrow in the workers) on attempt 0, part
-    way through its rows, and is retried."""
+    """Tasks of the hashing stage fail inside a plain Python UDF (no Arrow in the workers) on attempt 0, part way
+    through their rows (at the 20 ids ending in 999, spread over the 4 partitions), and are retried."""
     from pyspark.sql import functions as F
 
     @F.udf("bigint", useArrow=False)
