@@ -222,12 +222,12 @@ def _run(args) -> int:
             return EXIT_EQUAL
         import dsha
 
-        left, t1 = _fingerprint(spark, args.left, args)
-        right, t2 = _fingerprint(spark, args.right, args)
-        cmp = dsha.Comparison(left, right)
+        started = time.time()
+        cmp = dsha.equal(_load(spark, args.left, args), _load(spark, args.right, args))
+        left, right, seconds = cmp.left, cmp.right, time.time() - started
         if args.json:
             print(json.dumps({"equal": cmp.equal, "reason": cmp.reason, "left": left.digest, "right": right.digest,
-                              "left_rows": left.rows, "right_rows": right.rows, "seconds": round(t1 + t2, 3)}))
+                              "left_rows": left.rows, "right_rows": right.rows, "seconds": round(seconds, 3)}))
         else:
             print(f"{left.digest}  {args.left}")
             print(f"{right.digest}  {args.right}")

@@ -57,15 +57,30 @@ class Comparison:
         return self.equal
 
 
+def _from_struct(f: Any) -> Fingerprint:
+    return Fingerprint(digest=f["digest"], rows=int(f["rows"]), schema_digest=f["schema_digest"],
+                       content_sum=f["content_sum"], schema=f["schema"], algorithm=f["algorithm"])
+
+
 def fingerprint(df: Any, *cols: ColumnOrName) -> Fingerprint:
     """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job."""
     ensure_loaded(df.sparkSession)
     with translate_errors():
-        row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).select("f.*").first()
-    return Fingerprint(digest=row["digest"], rows=int(row["rows"]), schema_digest=row["schema_digest"],
-                       content_sum=row["content_sum"], schema=row["schema"], algorithm=row["algorithm"])
+        row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).first()
+    return _from_struct(row["f"])
 
 
 def equal(left: Any, right: Any) -> Comparison:
-    """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise."""
-    return Comparison(fingerprint(left), fingerprint(right))
+    """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise.
+
+    Both fingerprints come from one query (two aggregates joined into one row), so the two sides are scanned and
+    hashed side by side rather than one after the other. DataFrames of different sessions are hashed one at a time.
+    """
+    if left.sparkSession is not right.sparkSession:
+        return Comparison(fingerprint(left), fingerprint(right))
+    ensure_loaded(left.sparkSession)
+    with translate_errors():
+        row = (left.agg(dsha_fingerprint("*").alias("left"))
+               .crossJoin(right.agg(dsha_fingerprint("*").alias("right")))
+               .first())
+    return Comparison(_from_struct(row["left"]), _from_struct(row["right"]))

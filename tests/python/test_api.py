@@ -63,6 +63,10 @@ def test_equal_and_reasons(spark):
     assert not dsha.equal(a, other_schema) and dsha.equal(a, other_schema).reason == "schema"
     assert not dsha.equal(a, other_content) and dsha.equal(a, other_content).reason == "content"
     assert "row counts differ: 2 vs 3" in dsha.equal(a, more).explain()
+    # Both sides hashed in one query: the same parts as two separate fingerprints, also for a DataFrame and itself.
+    both = dsha.equal(a, other_schema)
+    assert (both.left, both.right) == (dsha.fingerprint(a), dsha.fingerprint(other_schema))
+    assert dsha.equal(a, a) and dsha.equal(a, a).left == dsha.fingerprint(a)
 
 
 def test_empty_and_null_rows(spark, codegen_mode):

@@ -25,6 +25,8 @@ public final class Murmur3x64Stream {
 
   /** Bytes buffered before they are mixed: a multiple of 16, large enough for most rows of a few dozen columns. */
   static final int CAPACITY = 512;
+  /** Byte ranges up to this length are copied into the buffer word by word rather than by Unsafe.copyMemory. */
+  private static final int SHORT_COPY = 64;
 
   // Bytes [0, pos) of the message not yet mixed, starting at a block boundary; 16 spare bytes let a piece of up to
   // 16 bytes be stored before the buffer is mixed.
@@ -135,7 +137,11 @@ public final class Murmur3x64Stream {
   public void putBytes(Object base, long offset, int len) {
     int p = pos;
     if (p + len <= CAPACITY) {
-      Platform.copyMemory(base, offset, buffer, BASE + p, len);
+      if (WORDS && len <= SHORT_COPY) {
+        copyShort(base, offset, p, len);
+      } else {
+        Platform.copyMemory(base, offset, buffer, BASE + p, len);
+      }
       pos = p + len;
       return;
     }
@@ -159,35 +165,63 @@ public final class Murmur3x64Stream {
     pos += len;
   }
 
+  /**
+   * Copies a short range (most strings) into the buffer at {@code p} with word loads and stores, reading and writing
+   * only bytes inside the range: the last word (or int, or byte) overlaps the one before it instead of running past
+   * the end. Unsafe.copyMemory costs more than the copy itself at these lengths.
+   */
+  private void copyShort(Object base, long offset, int p, int len) {
+    long to = BASE + p;
+    if (len >= 8) {
+      int i = 0;
+      for (; i + 8 <= len; i += 8) {
+        Platform.putLong(buffer, to + i, Platform.getLong(base, offset + i));
+      }
+      if (i < len) {
+        Platform.putLong(buffer, to + len - 8, Platform.getLong(base, offset + len - 8));
+      }
+    } else if (len >= 4) {
+      Platform.putInt(buffer, to, Platform.getInt(base, offset));
+      Platform.putInt(buffer, to + len - 4, Platform.getInt(base, offset + len - 4));
+    } else if (len > 0) {
+      buffer[p] = Platform.getByte(base, offset);
+      buffer[p + (len >> 1)] = Platform.getByte(base, offset + (len >> 1));
+      buffer[p + len - 1] = Platform.getByte(base, offset + len - 1);
+    }
+  }
+
   public void putBytes(byte[] bytes) {
     putBytes(bytes, BASE, bytes.length);
   }
 
-  /** Ends the message; the digest is then {@link #digestLow()} and {@link #digestHigh()}. */
+  /**
+   * Ends the message; the digest is then {@link #digestLow()} and {@link #digestHigh()}. The stream must be
+   * {@link #reset} before it takes another message.
+   */
   public void finish() {
-    mixBuffered();
+    int p = pos;
+    int whole = p & ~15;
+    mixBlocks(whole);
     long a = h1;
     long b = h2;
-    int rest = pos; // 0..15 bytes after the last whole block
+    int rest = p - whole; // 0..15 bytes after the last whole block, read in place as two words with the tail masked
     if (rest > 0) {
-      // Zero the unused tail of the block, then read it as two little-endian words.
-      for (int i = rest; i < 16; i++) {
-        buffer[i] = 0;
-      }
-      long k1 = loadLong(buffer, BASE);
-      long k2 = loadLong(buffer, BASE + 8);
+      long k1 = loadLong(buffer, BASE + whole);
+      long k2 = loadLong(buffer, BASE + whole + 8);
       if (rest > 8) {
-        long t = k2 * C2;
+        long t = (k2 & (-1L >>> ((16 - rest) << 3))) * C2;
         t = Long.rotateLeft(t, 33);
         t *= C1;
         b ^= t;
+      } else if (rest < 8) {
+        k1 &= -1L >>> ((8 - rest) << 3);
       }
       long t = k1 * C1;
       t = Long.rotateLeft(t, 31);
       t *= C2;
       a ^= t;
     }
-    long length = mixed + rest;
+    long length = mixed + p;
     a ^= length;
     b ^= length;
     a += b;
@@ -243,13 +277,18 @@ public final class Murmur3x64Stream {
     if (whole == 0) {
       return;
     }
-    for (int i = 0; i < whole; i += 16) {
-      mix(loadLong(buffer, BASE + i), loadLong(buffer, BASE + i + 8));
-    }
+    mixBlocks(whole);
     mixed += whole;
     int rest = p - whole;
     System.arraycopy(buffer, whole, buffer, 0, rest);
     pos = rest;
+  }
+
+  /** Mixes the blocks in buffer bytes [0, whole) into h1/h2; the caller accounts for them. */
+  private void mixBlocks(int whole) {
+    for (int i = 0; i < whole; i += 16) {
+      mix(loadLong(buffer, BASE + i), loadLong(buffer, BASE + i + 8));
+    }
   }
 
   private void mix(long k1, long k2) {
