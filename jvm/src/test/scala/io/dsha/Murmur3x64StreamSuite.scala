@@ -3,6 +3,7 @@ package io.dsha
 import scala.util.Random
 
 import org.apache.commons.codec.digest.MurmurHash3
+import org.apache.spark.unsafe.Platform
 import org.scalatest.funsuite.AnyFunSuite
 
 import io.dsha.hash.Murmur3x64Stream
@@ -33,7 +34,7 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
         case 2 if left >= 2 => h.putShort(buf.getShort(i)); i += 2
         case 3 =>
           val n = random.nextInt(left + 1)
-          h.putBytes(bytes, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET + i, n); i += n
+          h.putBytes(bytes, Platform.BYTE_ARRAY_OFFSET + i, n); i += n
         case _ => h.putByte(bytes(i)); i += 1
       }
     }
@@ -83,5 +84,29 @@ class Murmur3x64StreamSuite extends AnyFunSuite {
     val lo = java.nio.ByteBuffer.wrap(bytes, 0, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
     val hi = java.nio.ByteBuffer.wrap(bytes, 8, 8).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong
     assert((lo, hi) == reference("dsha".getBytes("UTF-8")))
+  }
+
+  test("byte ranges read from off-heap memory (base null, as off-heap UTF8Strings are) hash like the same bytes") {
+    val random = new Random(11)
+    for (len <- (0 to 80) ++ Seq(511, 512, 600)) {
+      val bytes = new Array[Byte](len)
+      random.nextBytes(bytes)
+      val address = Platform.allocateMemory(math.max(len, 1).toLong)
+      try {
+        Platform.copyMemory(bytes, Platform.BYTE_ARRAY_OFFSET, null, address, len.toLong)
+        for (before <- Seq(0, 3, 15)) {
+          val head = new Array[Byte](before)
+          random.nextBytes(head)
+          val h = new Murmur3x64Stream
+          h.reset()
+          h.putBytes(head)
+          h.putBytes(null, address, len)
+          h.finish()
+          assert((h.digestLow(), h.digestHigh()) == reference(head ++ bytes), s"length $len after $before bytes")
+        }
+      } finally {
+        Platform.freeMemory(address)
+      }
+    }
   }
 }
