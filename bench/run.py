@@ -495,7 +495,7 @@ def evaluate_targets(report):
     sf = report["config"]["sf"]
     cached = f"lineitem SF {sf} cached" + ("" if sf == 1 else " (targets are defined at SF 1)")
     if "dsha" in li and "xxhash64_bit_xor" in li:
-        r = li["dsha"]["ratio_to_xxhash64"]
+        r = round(li["dsha"]["median_s"] / li["xxhash64_bit_xor"]["median_s"], 3)  # unrounded medians: 0.804 > 0.8
         add("dsha / xxhash64 <= 1.0", r, r <= 1.0, "<= 1.0 (stretch <= 0.8)",
             cached + ("; stretch met" if r <= 0.8 else "; stretch missed"))
     else:
@@ -524,10 +524,10 @@ def evaluate_targets(report):
             ns = [s[key] for s in sc]
             return round(max(ns) / min(ns) - 1, 3)
 
-        net, raw = spread("dsha_net_ns_per_row"), spread("dsha_ns_per_row")
+        net, raw, best = spread("dsha_net_ns_per_row"), spread("dsha_ns_per_row"), spread("dsha_best_net_ns_per_row")
         add("dsha time/row flat across SFs", f"{net:.1%} spread", net <= 0.15, "within 15%",
             "SFs " + ", ".join(str(s["sf"]) for s in sc) + " after the fixed cost of a query "
-            f"({report['scaling_fixed_s']['dsha']:.3f} s); {raw:.1%} spread with it")
+            f"({report['scaling_fixed_s']['dsha']:.3f} s); {raw:.1%} spread with it; fastest runs: {best:.1%}")
     else:
         add("dsha time/row flat across SFs", None, None, "within 15%", "skipped")
     par = report.get("parallel_table")
@@ -771,10 +771,14 @@ def main():
             d = out["scales"][str(s)]
             ns = {m: median(d["results"], m) / d["rows"] * 1e9 for m in SCALING_METHODS}
             net = {m: (median(d["results"], m) - fixed[m]) / d["rows"] * 1e9 for m in SCALING_METHODS}
+            # Load only ever adds time: the fastest run of each, net of the fastest fixed cost, is a second view.
+            best = (min(r["seconds"] for r in d["results"]["dsha"])
+                    - min(r["seconds"] for r in out["scales"][FIXED_COST_KEY]["results"]["dsha"])) / d["rows"] * 1e9
             report["scaling_table"].append({
                 "sf": s, "rows": d["rows"], "partitions": d["partitions"],
                 "scan_ns_per_row": round(ns["scan_noop"], 1), "xxhash64_ns_per_row": round(ns["xxhash64_bit_xor"], 1),
                 "dsha_ns_per_row": round(ns["dsha"], 1), "dsha_net_ns_per_row": round(net["dsha"], 1),
+                "dsha_best_net_ns_per_row": round(best, 1),
                 "xxhash64_net_ns_per_row": round(net["xxhash64_bit_xor"], 1),
                 "dsha_over_xxhash64": round(ns["dsha"] / ns["xxhash64_bit_xor"], 2),
                 "dsha_over_scan": round(ns["dsha"] / ns["scan_noop"], 2)})
