@@ -13,6 +13,8 @@ from conftest import child_env
 from dsha.functions import dsha as dsha_agg
 from dsha.functions import dsha_fingerprint, logical_hash
 
+MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+
 
 def test_configure_keeps_existing_settings():
     from pyspark.sql import SparkSession
@@ -69,6 +71,15 @@ def test_equal_and_reasons(spark):
     assert dsha.equal(a, a) and dsha.equal(a, a).left == dsha.fingerprint(a)
 
 
+@pytest.mark.skipif(MODE == "connect", reason="newSession() is for classic sessions")
+def test_equal_across_sessions_hashes_each_side_on_its_own(spark):
+    other = spark.newSession()  # the same SparkContext and extensions, another session: no join between the two
+    a = spark.createDataFrame([(1, "x"), (2, "y")], "id INT, v STRING")
+    b = other.createDataFrame([(2, "y"), (1, "x")], "id INT, v STRING")
+    assert dsha.equal(a, b) and dsha.equal(a, b).right == dsha.fingerprint(b)
+    assert dsha.equal(a, other.createDataFrame([(1, "x")], "id INT, v STRING")).reason == "row count"
+
+
 def test_empty_and_null_rows(spark, codegen_mode):
     empty = spark.createDataFrame([], "a INT, b STRING")
     nulls = spark.createDataFrame([Row(a=None, b=None)], "a INT, b STRING")
@@ -82,9 +93,6 @@ def test_empty_and_null_rows(spark, codegen_mode):
 def test_functions_need_columns():
     with pytest.raises(ValueError, match="at least one column"):
         dsha_agg()
-
-
-MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 
 
 def test_clear_error_when_extension_is_missing():
@@ -168,7 +176,7 @@ def test_register_refuses_connect_sessions(spark):
         dsha.register(spark)
 
 
-@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="register() is for classic sessions")
+@pytest.mark.skipif(MODE == "connect", reason="register() is for classic sessions")
 def test_register_into_running_session(spark):
     dsha.register(spark)  # already loaded: registering again is harmless
     assert spark.sql("SELECT dsha(*) FROM range(3)").first()[0] == dsha.fingerprint(spark.range(3)).digest
