@@ -12,7 +12,7 @@ class DshaSqlSuite extends SparkSuite {
   private def one(sql: String): Any = spark.sql(sql).collect().head.get(0)
 
   test("SELECT dsha(*) and logical_hash through spark.sql.extensions") {
-    sameInBothModes {
+    sameInAllModes {
       val d = one("SELECT dsha(*) FROM range(1000)").asInstanceOf[String]
       assert(d.startsWith("f81b4f50120") && d.length == 75)
       assert(one("SELECT logical_hash(map(1,2,3,4)) = logical_hash(map(3,4,1,2))") == true)
@@ -31,7 +31,7 @@ class DshaSqlSuite extends SparkSuite {
   }
 
   test("GROUP BY gives each group the digest of that group alone") {
-    sameInBothModes {
+    sameInAllModes {
       spark.sql("SELECT id % 3 AS k, id AS v FROM range(30)").createOrReplaceTempView("grouped")
       val byGroup = spark.sql("SELECT k, dsha(*) FROM grouped GROUP BY k").collect()
         .map(r => r.getLong(0) -> r.getString(1)).toMap
@@ -44,7 +44,7 @@ class DshaSqlSuite extends SparkSuite {
   }
 
   test("empty input: rows = 0, content 0, a digest that still depends on the schema") {
-    sameInBothModes {
+    sameInAllModes {
       val fp = spark.sql("SELECT dsha_fingerprint(*) AS f FROM range(10) WHERE id < 0").selectExpr("f.*").head()
       assert(fp.getAs[Long]("rows") == 0L)
       assert(fp.getAs[String]("content_sum") == "0" * 32)
@@ -55,7 +55,7 @@ class DshaSqlSuite extends SparkSuite {
   }
 
   test("arguments are identified by name; unnamed ones are _1, _2, ... by position") {
-    sameInBothModes {
+    sameInAllModes {
       assert(one("SELECT logical_hash(1 + 1) = (SELECT logical_hash(_1) FROM (SELECT 2 AS _1))") == true)
       assert(one("SELECT logical_hash(a, b) = logical_hash(b, a) FROM VALUES (1, 'x') AS t(a, b)") == true)
       assert(one("SELECT logical_hash(a) = logical_hash(b) FROM VALUES (1, 1) AS t(a, b)") == false)
@@ -108,12 +108,12 @@ class DshaSqlSuite extends SparkSuite {
 
   test("1,500 columns: generated code is split and agrees with the interpreted path") {
     val df = spark.range(20).selectExpr((0 until 1500).map(i => s"id * $i AS c$i"): _*)
-    val digest = sameInBothModes(digestOf(df))
+    val digest = sameInAllModes(digestOf(df))
     assert(digestOf(df.select(df.columns.reverse.map(col).toIndexedSeq: _*)) == digest)
     val wideStruct = spark.range(5).selectExpr(
       "named_struct(" + (0 until 200).map(i => s"'f$i', id + $i").mkString(", ") + ") AS s"
     )
-    sameInBothModes(digestOf(wideStruct))
+    sameInAllModes(digestOf(wideStruct))
   }
 
   test("nesting depth 30: structs, arrays and maps") {
@@ -123,7 +123,7 @@ class DshaSqlSuite extends SparkSuite {
     val arrays = nest(30, "id", e => s"array($e)")
     val maps = nest(30, "id", e => s"map(id, $e)")
     val df = spark.range(10).selectExpr(s"$structs AS s", s"$arrays AS a", s"$maps AS m")
-    val digest = sameInBothModes(digestOf(df))
+    val digest = sameInAllModes(digestOf(df))
     val shallower = spark.range(10).selectExpr(
       s"${nest(29, "id", e => s"named_struct('x', $e)")} AS s",
       s"$arrays AS a",

@@ -5,17 +5,37 @@ import java.io.File
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.scalatest.funsuite.AnyFunSuite
 
+import io.dsha.execution.HashRowBytes
 import io.dsha.registration.DshaExtensions
 
-/** A local Spark session with dsha loaded through spark.sql.extensions, and helpers to run in both codegen modes. */
+/**
+ * A local Spark session with dsha loaded through spark.sql.extensions, and helpers to run in every execution mode: both
+ * codegen modes with Spark's aggregate, and the partial step that hashes row bytes.
+ */
 trait SparkSuite extends AnyFunSuite {
 
   lazy val spark: SparkSession = SparkSuite.session
 
-  /** Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all). */
+  /**
+   * Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all), both with
+   * Spark's aggregate; then generated code with dsha's partial step where it applies (HashRowBytes).
+   */
   val modes: Seq[(String, Map[String, String])] = Seq(
-    "codegen" -> Map("spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY", "spark.sql.codegen.wholeStage" -> "true"),
-    "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")
+    "codegen" -> Map(
+      "spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY",
+      "spark.sql.codegen.wholeStage" -> "true",
+      HashRowBytes.Enabled -> "false"
+    ),
+    "interpreted" -> Map(
+      "spark.sql.codegen.factoryMode" -> "NO_CODEGEN",
+      "spark.sql.codegen.wholeStage" -> "false",
+      HashRowBytes.Enabled -> "false"
+    ),
+    "row bytes" -> Map(
+      "spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY",
+      "spark.sql.codegen.wholeStage" -> "true",
+      HashRowBytes.Enabled -> "true"
+    )
   )
 
   def withConf[T](conf: Map[String, String])(f: => T): T = {
@@ -29,12 +49,14 @@ trait SparkSuite extends AnyFunSuite {
   }
 
   /** Runs `f` once per mode and returns the results by mode name. */
-  def inBothModes[T](f: => T): Map[String, T] = modes.map { case (name, conf) => name -> withConf(conf)(f) }.toMap
+  def inAllModes[T](f: => T): Map[String, T] = modes.map { case (name, conf) => name -> withConf(conf)(f) }.toMap
 
-  /** Asserts `f` gives the same result in both modes, and returns it. */
-  def sameInBothModes[T](f: => T): T = {
-    val results = inBothModes(f)
-    assert(results("codegen") == results("interpreted"), "codegen and interpreted results differ")
+  /** Asserts `f` gives the same result in every mode, and returns it. */
+  def sameInAllModes[T](f: => T): T = {
+    val results = inAllModes(f)
+    modes.tail.foreach { case (name, _) =>
+      assert(results(name) == results("codegen"), s"results differ: codegen versus $name")
+    }
     results("codegen")
   }
 

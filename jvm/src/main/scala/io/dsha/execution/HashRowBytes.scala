@@ -1,0 +1,78 @@
+package io.dsha.execution
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Partial}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, InputRDDCodegen, SparkPlan}
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec
+
+import io.dsha.aggregate.DshaAggregate
+import io.dsha.encoding.RowBytesWriter
+
+/**
+ * Puts [[PartialDshaExec]] in place of the partial step of a global `dsha(...)` where it is faster than Spark's
+ * generated aggregate: no GROUP BY, only dsha aggregates, arguments that are columns of flat types, and input rows that
+ * exist anyway (a cached table, a shuffle, local data). Where Spark would fuse the aggregate with its input (a Parquet
+ * scan, a projection, a join), building those rows would cost more than it saves, so the plan is left alone. Both
+ * paths give the same digest. Off with `spark.dsha.hashRowBytes=false`.
+ */
+case class HashRowBytes(session: SparkSession) extends Rule[SparkPlan] {
+
+  override def apply(plan: SparkPlan): SparkPlan =
+    if (!session.conf.get(HashRowBytes.Enabled, "true").toBoolean) plan
+    else
+      plan.transformUp { case agg: HashAggregateExec =>
+        HashRowBytes.partialStep(agg).getOrElse(agg)
+      }
+}
+
+object HashRowBytes {
+  val Enabled = "spark.dsha.hashRowBytes"
+
+  /**
+   * Installed as a columnar rule because that is the hook Spark applies to physical plans with and without adaptive
+   * execution (to each query stage under AQE), after exchanges are planned and before codegen stages are collapsed.
+   */
+  def columnarRule(session: SparkSession): ColumnarRule = new ColumnarRule {
+    override def preColumnarTransitions: Rule[SparkPlan] = HashRowBytes(session)
+  }
+
+  def partialStep(agg: HashAggregateExec): Option[PartialDshaExec] = {
+    val bufferAttributes = agg.aggregateExpressions.flatMap(_.aggregateFunction.inputAggBufferAttributes)
+    val global = agg.groupingExpressions.isEmpty && agg.aggregateExpressions.nonEmpty &&
+      agg.output.map(_.exprId) == bufferAttributes.map(_.exprId)
+    if (!global || !rowsExist(agg.child)) {
+      None
+    } else {
+      val digests = agg.aggregateExpressions.map(digest(_, agg.child.output))
+      if (digests.forall(_.isDefined)) Some(PartialDshaExec(digests.flatten, agg.output, agg.child)) else None
+    }
+  }
+
+  /**
+   * Whether the child hands over materialised rows (in whole-stage codegen, through an InputAdapter or an input RDD)
+   * rather than values computed in the same generated loop. Columnar children are still batches at this point.
+   */
+  private def rowsExist(child: SparkPlan): Boolean = child match {
+    case _: InputRDDCodegen => true
+    case _: CodegenSupport => false
+    case other => !other.supportsColumnar
+  }
+
+  private def digest(e: AggregateExpression, input: Seq[Attribute]): Option[PartialDshaExec.Digest] =
+    e.aggregateFunction match {
+      case d: DshaAggregate if e.mode == Partial && !e.isDistinct && e.filter.isEmpty =>
+        val columns = d.children.map(column(_, input))
+        if (columns.forall(_.isDefined)) {
+          val digest = PartialDshaExec.Digest(d.prettyName, d.fieldNames, d.schema, columns.flatten.toIndexedSeq)
+          Some(digest).filter(x => new RowBytesWriter(x.schema.encoding, x.rowOrdinals).direct)
+        } else None
+      case _ => None
+    }
+
+  private def column(e: Expression, input: Seq[Attribute]): Option[Int] = e match {
+    case a: Attribute => Some(input.indexWhere(_.exprId == a.exprId)).filter(_ >= 0)
+    case _ => None
+  }
+}
