@@ -2,10 +2,17 @@
 directory on sys.path)."""
 import contextlib
 
-# The two expression evaluation paths every expression test runs in: generated code and the interpreted eval.
+# The execution paths every expression test runs in: generated code and the interpreted eval, both with Spark's
+# aggregate; then dsha's partial step that hashes rows from their bytes where it applies (spark.dsha.hashRowBytes).
+ROW_BYTES = "spark.dsha.hashRowBytes"
 CODEGEN_MODES = {
-    "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true"},
-    "NO_CODEGEN": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false"},
+    "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true",
+                     ROW_BYTES: "false"},
+    "NO_CODEGEN": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false",
+                   ROW_BYTES: "false"},
+    "HASH_ROW_BYTES": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
+                       "spark.sql.codegen.wholeStage": "true",
+                       ROW_BYTES: "true"},
 }
 
 

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 import dsha
 from conftest import child_env
+from spark_conf import ROW_BYTES, sql_conf
 from dsha.functions import dsha as dsha_agg
 from dsha.functions import dsha_fingerprint, logical_hash
 
@@ -78,6 +79,24 @@ def test_equal_across_sessions_hashes_each_side_on_its_own(spark):
     b = other.createDataFrame([(2, "y"), (1, "x")], "id INT, v STRING")
     assert dsha.equal(a, b) and dsha.equal(a, b).right == dsha.fingerprint(b)
     assert dsha.equal(a, other.createDataFrame([(1, "x")], "id INT, v STRING")).reason == "row count"
+
+
+def test_cached_table_hashed_from_row_bytes_gives_the_same_digest(spark):
+    df = spark.createDataFrame([(i, f"s{i}" * (i % 5), i / 3, None if i % 4 else b"\x00") for i in range(300)],
+                               "id BIGINT, s STRING, x DOUBLE, b BINARY").cache()
+    try:
+        digests = {}
+        for on in ("true", "false"):
+            with sql_conf(spark, {ROW_BYTES: on}):
+                digests[on] = dsha.fingerprint(df)
+                if MODE == "classic":  # the final adaptive plan, once run (Connect clients do not reach it)
+                    query = df.agg(dsha_agg("*"))
+                    assert query.collect()[0][0] == digests[on].digest
+                    plan = query._jdf.queryExecution().executedPlan().toString()
+                    assert ("PartialDsha" in plan) == (on == "true"), plan
+        assert digests["true"] == digests["false"] and digests["true"].rows == 300
+    finally:
+        df.unpersist()
 
 
 def test_empty_and_null_rows(spark, codegen_mode):

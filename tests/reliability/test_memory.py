@@ -1,6 +1,7 @@
 """Memory: the aggregation state is constant per task (a HashAggregate with fixed-width buffers, whole-stage
-generated, no object or sort aggregate, one partial row per partition, no spill), and 50M rows hash in local[2]
-with a 1 GB driver heap."""
+generated, no object or sort aggregate, one partial row per partition, no spill; or dsha's row-bytes partial step,
+which keeps three longs per digest and also emits one row per partition), and 50M rows hash in local[2] with a 1 GB
+driver heap."""
 import re
 
 import pytest
@@ -52,6 +53,24 @@ def test_partial_aggregate_emits_one_row_per_partition(spark):
         metrics = partial[0].metrics()
         assert metrics.apply("numOutputRows").value() == partitions
         assert metrics.apply("spillSize").value() == 0
+
+
+def test_row_bytes_step_emits_one_row_per_partition(spark):
+    partitions = 8
+    df = spark.range(0, 400_000, 1, partitions).selectExpr("id", "CAST(id AS STRING) AS s", "id / 7 AS d").cache()
+    try:
+        with harness.sql_conf(spark, {"spark.sql.adaptive.enabled": "false"}):
+            q = df.selectExpr("dsha(*)")
+            q.collect()
+            plan = q._jdf.queryExecution().executedPlan()
+            steps = [n for n in _nodes(plan) if n.simpleString(1000).startswith("PartialDsha [partial_dsha(id, s, d)]")]
+            assert len(steps) == 1, plan.toString()
+            assert "HashAggregate(keys=[], functions=[partial_dsha(" not in plan.toString()
+            metrics = steps[0].metrics()
+            assert metrics.apply("numOutputRows").value() == partitions
+            assert metrics.apply("rowsHashed").value() == 400_000
+    finally:
+        df.unpersist()
 
 
 @pytest.mark.slow
