@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.CalendarInterval
 
-import io.dsha.encoding.RowBytesWriter
+import io.dsha.encoding.{GenerateRowBytesWriter, InterpretedRowBytesWriter, RowBytesWriter}
 import io.dsha.execution.{HashRowBytes, PartialDshaExec}
 import io.dsha.expressions.LogicalHash
 import io.dsha.hash.Murmur3x64Stream
@@ -67,7 +67,7 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
     Seq.fill(n)(Row.fromSeq(schema.fields.map(f => randomValue(gen, f.dataType)).toSeq))
   }
 
-  test("the row-bytes writer writes LogicalHash's bytes, from UnsafeRows and other rows, wherever the columns are") {
+  test("both row-bytes writers write LogicalHash's bytes, from UnsafeRows and other rows, wherever the columns are") {
     val toCatalyst = CatalystTypeConverters.createToCatalystConverter(schema)
     val toUnsafe = UnsafeProjection.create(schema)
     // Arguments are a shuffled subset of the row's columns, so argument positions and row columns differ.
@@ -78,27 +78,30 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
         arguments.map(i => BoundReference(i, schema(i).dataType, nullable = true)),
         arguments.map(schema(_).name)
       )
-      val writer = new RowBytesWriter(expression.schema.encoding, arguments.toIndexedSeq)
+      val writers = Seq(
+        "interpreted" -> new InterpretedRowBytesWriter(expression.schema.encoding, arguments.toIndexedSeq),
+        "generated" -> GenerateRowBytesWriter.generate(expression.schema.encoding, arguments.toIndexedSeq)
+      )
       val h = new Murmur3x64Stream
-      def viaWriter(row: InternalRow): Seq[Byte] = {
+      def via(writer: RowBytesWriter, row: InternalRow): Seq[Byte] = {
         h.reset(expression.schema.prefixH1, expression.schema.prefixH2, expression.schema.prefixLength)
         writer.write(h, row)
         h.finish()
         h.digestBytes().toSeq
       }
-      for (row <- rows(round, 40)) {
+      for (row <- rows(round, 40); (name, writer) <- writers) {
         val generic = toCatalyst(row).asInstanceOf[GenericInternalRow]
         val unsafe: UnsafeRow = toUnsafe(generic)
         val expected = expression.eval(generic).asInstanceOf[Array[Byte]].toSeq
-        assert(viaWriter(unsafe) == expected, s"UnsafeRow, arguments $arguments, row $row")
-        assert(viaWriter(generic) == expected, s"GenericInternalRow, arguments $arguments, row $row")
+        assert(via(writer, unsafe) == expected, s"$name, UnsafeRow, arguments $arguments, row $row")
+        assert(via(writer, generic) == expected, s"$name, GenericInternalRow, arguments $arguments, row $row")
       }
     }
   }
 
   test("only columns read straight from the row make the writer direct") {
     def direct(dt: DataType): Boolean =
-      new RowBytesWriter(LogicalHash(Seq(BoundReference(0, dt, true)), Seq("c")).schema.encoding, IndexedSeq(0)).direct
+      RowBytesWriter.direct(LogicalHash(Seq(BoundReference(0, dt, true)), Seq("c")).schema.encoding)
     Seq(StringType, BinaryType, BooleanType, ShortType, DoubleType, DateType, DecimalType(18, 0), TimestampNTZType)
       .foreach(dt => assert(direct(dt), dt))
     Seq(DecimalType(19, 0), CalendarIntervalType, ArrayType(IntegerType), NullType, StructType(Seq()))

@@ -10,7 +10,7 @@ import io.dsha.registration.DshaExtensions
 
 /**
  * A local Spark session with dsha loaded through spark.sql.extensions, and helpers to run in every execution mode: both
- * codegen modes with Spark's aggregate, and the partial step that hashes row bytes.
+ * codegen modes with Spark's aggregate, and both with the partial step that hashes row bytes.
  */
 trait SparkSuite extends AnyFunSuite {
 
@@ -18,7 +18,8 @@ trait SparkSuite extends AnyFunSuite {
 
   /**
    * Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all), both with
-   * Spark's aggregate; then generated code with dsha's partial step where it applies (HashRowBytes).
+   * Spark's aggregate; then both again with dsha's partial step where it applies (HashRowBytes), whose row writer is
+   * generated or interpreted by the same setting.
    */
   val modes: Seq[(String, Map[String, String])] = Seq(
     "codegen" -> Map(
@@ -34,6 +35,11 @@ trait SparkSuite extends AnyFunSuite {
     "row bytes" -> Map(
       "spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY",
       "spark.sql.codegen.wholeStage" -> "true",
+      HashRowBytes.Enabled -> "true"
+    ),
+    "row bytes, interpreted" -> Map(
+      "spark.sql.codegen.factoryMode" -> "NO_CODEGEN",
+      "spark.sql.codegen.wholeStage" -> "false",
       HashRowBytes.Enabled -> "true"
     )
   )

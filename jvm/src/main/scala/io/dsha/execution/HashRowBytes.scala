@@ -66,7 +66,7 @@ object HashRowBytes {
         val columns = d.children.map(column(_, input))
         if (columns.forall(_.isDefined)) {
           val digest = PartialDshaExec.Digest(d.prettyName, d.fieldNames, d.schema, columns.flatten.toIndexedSeq)
-          Some(digest).filter(x => new RowBytesWriter(x.schema.encoding, x.rowOrdinals).direct)
+          Some(digest).filter(x => RowBytesWriter.direct(x.schema.encoding))
         } else None
       case _ => None
     }

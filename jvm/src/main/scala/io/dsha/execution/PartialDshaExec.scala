@@ -44,7 +44,7 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
     child.execute().mapPartitions(
       { rows =>
         val n = digests.size
-        val writers = digests.map(d => new RowBytesWriter(d.schema.encoding, d.rowOrdinals)).toArray
+        val writers = digests.map(d => RowBytesWriter(d.schema.encoding, d.rowOrdinals)).toArray
         val prefixes = digests.map(_.schema).toArray
         val h = new Murmur3x64Stream
         val low = new Array[Long](n)
