@@ -30,6 +30,19 @@ def test_standalone_cluster_equals_local1(standalone_cluster, local1_digest):
     assert apps, "the job did not run on the standalone master"
 
 
+def test_standalone_cluster_row_bytes_step_equals_local1(standalone_cluster, tmp_path):
+    """After a shuffle the partial step is dsha's PartialDsha, whose row writer is generated on each executor JVM:
+    the digest equals local[1]'s, where Spark's generated aggregate hashes the same (unshuffled) rows."""
+    flat = ["--rows", ROWS, "--partitions", PARTITIONS, "--flat"]
+    local = job_result(harness.spark_submit(tmp_path, "local[1]", JOB, flat))
+    assert local["DSHA_ROW_BYTES_STEP"] == "False"
+    cluster = standalone_cluster(workers=2)
+    values = job_result(cluster.submit(JOB, flat + ["--repartition", 5]))
+    assert values["DSHA_ROW_BYTES_STEP"] == "True"
+    assert values["DSHA_ROWS"] == str(ROWS)
+    assert values["DSHA_DIGEST"] == local["DSHA_DIGEST"]
+
+
 @pytest.mark.slow
 def test_cluster_tasks_fail_on_first_attempt(standalone_cluster, local1_digest):
     """Every task's first attempt fails after it emitted all its rows (so its partial aggregate saw everything)."""

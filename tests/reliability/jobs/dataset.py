@@ -15,5 +15,9 @@ MIXED_COLUMNS = [
 ]
 
 
+# The columns of MIXED_COLUMNS that dsha's row-bytes step reads straight from the row (no struct, map, wide decimal).
+FLAT_COLUMNS = ["id", "i", "d", "s", "dt", "ts", "b"]
+
+
 def mixed(spark, rows, partitions):
     return spark.range(0, rows, 1, partitions).selectExpr(*MIXED_COLUMNS)

@@ -11,12 +11,13 @@ import time
 from pyspark import TaskContext
 from pyspark.sql import SparkSession
 
-from dataset import mixed
+from dataset import FLAT_COLUMNS, mixed
 
 p = argparse.ArgumentParser()
 p.add_argument("--rows", type=int, default=100_000)
 p.add_argument("--partitions", type=int, default=8)
 p.add_argument("--repartition", type=int, default=0, help="shuffle into this many partitions before hashing")
+p.add_argument("--flat", action="store_true", help="only the flat columns (so dsha's row-bytes step can apply)")
 p.add_argument("--fail-first-attempt", action="store_true",
                help="every task's first attempt fails after emitting all its rows")
 p.add_argument("--slow-first-attempt", default="", help="PART:SECONDS - the first attempt of that task sleeps")
@@ -27,6 +28,8 @@ a = p.parse_args()
 spark = SparkSession.builder.getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 df = mixed(spark, a.rows, a.partitions)
+if a.flat:
+    df = df.select(*FLAT_COLUMNS)
 
 if a.fail_first_attempt or a.slow_first_attempt or a.sleep_per_task or a.marker_dir:
     slow_part, slow_secs = (int(x) if i == 0 else float(x) for i, x in enumerate(a.slow_first_attempt.split(":"))) \
@@ -50,7 +53,9 @@ if a.fail_first_attempt or a.slow_first_attempt or a.sleep_per_task or a.marker_
 if a.repartition:
     df = df.repartition(a.repartition)
 df.createOrReplaceTempView("t")
-f = spark.sql("SELECT dsha_fingerprint(*) AS f FROM t").collect()[0].f
+q = spark.sql("SELECT dsha_fingerprint(*) AS f FROM t")
+f = q.collect()[0].f
 print(f"DSHA_DIGEST={f.digest}")
 print(f"DSHA_ROWS={f.rows}")
+print(f"DSHA_ROW_BYTES_STEP={'PartialDsha' in q._jdf.queryExecution().executedPlan().toString()}")
 spark.stop()
