@@ -190,6 +190,13 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
     } finally cached.unpersist()
   }
 
+  test("a setting that is neither true nor false is an error naming it") {
+    val e = intercept[IllegalArgumentException] {
+      withConf(Map(HashRowBytes.Enabled -> "yes"))(spark.range(3).repartition(2).selectExpr("dsha(*)").collect())
+    }
+    assert(e.getMessage == "spark.dsha.hashRowBytes must be true or false, not 'yes'", e.getMessage)
+  }
+
   test("EXPLAIN names the step and its arguments; metrics count the rows") {
     val cached = flat(table(31, 100)).cache()
     try {

@@ -20,7 +20,7 @@ import io.dsha.encoding.RowBytesWriter
 case class HashRowBytes(session: SparkSession) extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
-    if (!session.conf.get(HashRowBytes.Enabled, "true").toBoolean) plan
+    if (!HashRowBytes.enabled(session)) plan
     else
       plan.transformUp { case agg: HashAggregateExec =>
         HashRowBytes.partialStep(agg).getOrElse(agg)
@@ -29,6 +29,13 @@ case class HashRowBytes(session: SparkSession) extends Rule[SparkPlan] {
 
 object HashRowBytes {
   val Enabled = "spark.dsha.hashRowBytes"
+
+  def enabled(session: SparkSession): Boolean =
+    session.conf.get(Enabled, "true").trim.toLowerCase(java.util.Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case other => throw new IllegalArgumentException(s"$Enabled must be true or false, not '$other'")
+    }
 
   /**
    * Installed as a columnar rule because that is the hook Spark applies to physical plans with and without adaptive
