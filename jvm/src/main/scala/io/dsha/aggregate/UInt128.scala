@@ -21,18 +21,25 @@ case class WrappingAdd(left: Expression, right: Expression) extends BinaryExpres
   override protected def withNewChildrenInternal(l: Expression, r: Expression): WrappingAdd = copy(l, r)
 }
 
-/** High word of (highA:lowA) + (highB:lowB) mod 2^128: highA + highB + carry out of lowA + lowB. */
+object UInt128 {
+
+  /** High word of (highA:lowA) + (highB:lowB) mod 2^128: highA + highB + carry out of lowA + lowB. */
+  def addHigh(highA: Long, highB: Long, lowA: Long, lowB: Long): Long =
+    highA + highB + (if (java.lang.Long.compareUnsigned(lowA + lowB, lowA) < 0) 1L else 0L)
+}
+
+/** [[UInt128.addHigh]] as an expression (its generated code inlines the same arithmetic). */
 case class AddHighWithCarry(highA: Expression, highB: Expression, lowA: Expression, lowB: Expression)
     extends Expression {
   override def children: Seq[Expression] = Seq(highA, highB, lowA, lowB)
   override def dataType: DataType = LongType
   override def nullable: Boolean = false
-  override def eval(input: InternalRow): Any = {
-    val a = lowA.eval(input).asInstanceOf[Long]
-    val sum = a + lowB.eval(input).asInstanceOf[Long]
-    highA.eval(input).asInstanceOf[Long] + highB.eval(input).asInstanceOf[Long] +
-      (if (java.lang.Long.compareUnsigned(sum, a) < 0) 1L else 0L)
-  }
+  override def eval(input: InternalRow): Any = UInt128.addHigh(
+    highA.eval(input).asInstanceOf[Long],
+    highB.eval(input).asInstanceOf[Long],
+    lowA.eval(input).asInstanceOf[Long],
+    lowB.eval(input).asInstanceOf[Long]
+  )
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     val Seq(ha, hb, la, lb) = children.map(_.genCode(ctx))
     ev.copy(

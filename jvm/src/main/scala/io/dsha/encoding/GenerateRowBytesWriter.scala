@@ -63,15 +63,16 @@ object GenerateRowBytesWriter {
   private def value(ctx: CodegenContext, f: Encoding.Field, o: Int): String = {
     val m = Canonical.VALUE_MARKER
     RowBytesWriter.readerOf(f.encoding) match {
-      case Reader.Slot(width, kind) =>
-        val bits = kind match {
-          case Kind.Bool => s"(row.getBoolean($o) ? 1 : 0)"
-          case Kind.Int8 => s"row.getByte($o)"
-          case Kind.Int16 => s"row.getShort($o)"
-          case Kind.Int32 => s"row.getInt($o)"
-          case Kind.Float32 => s"$CanonicalClass.floatBits(row.getFloat($o))"
-          case Kind.Float64 => s"$CanonicalClass.doubleBits(row.getDouble($o))"
-          case _ => s"row.getLong($o)"
+      case Reader.Slot(kind) =>
+        // The stream method's width and the canonical bits, read from the slot.
+        val (width, bits) = kind match {
+          case Kind.Bool => "Byte" -> s"(row.getBoolean($o) ? 1 : 0)"
+          case Kind.Int8 => "Byte" -> s"row.getByte($o)"
+          case Kind.Int16 => "Short" -> s"row.getShort($o)"
+          case Kind.Int32 => "Int" -> s"row.getInt($o)"
+          case Kind.Float32 => "Int" -> s"$CanonicalClass.floatBits(row.getFloat($o))"
+          case Kind.Float64 => "Long" -> s"$CanonicalClass.doubleBits(row.getDouble($o))"
+          case _ => "Long" -> s"row.getLong($o)"
         }
         s"h.putByteAnd$width($m, $bits);"
       case Reader.LengthPrefixed =>

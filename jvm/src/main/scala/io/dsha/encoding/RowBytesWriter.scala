@@ -38,24 +38,22 @@ object RowBytesWriter
   /** How a non-null value of an encoding is read from an UnsafeRow, when its canonical bytes can be read directly. */
   sealed trait Reader
   object Reader {
-    // Fixed-width values in their 8-byte slot; decimals of precision <= 18 as their unscaled long at the type's scale.
-    final case class Slot(width: String, kind: Kind) extends Reader
+    // A fixed-width value in its 8-byte slot, canonical as `kind`; decimals of precision <= 18 are their unscaled long
+    // at the type's scale, so Int64.
+    final case class Slot(kind: Kind) extends Reader
     // Strings and binary: offset and size in the slot, bytes elsewhere in the row; canonical form u32 length + bytes.
     case object LengthPrefixed extends Reader
     // Everything else: the value object, written by ValueWriter.
     case object Generic extends Reader
   }
 
+  private val SlotKinds: Set[Kind] =
+    Set(Kind.Bool, Kind.Int8, Kind.Int16, Kind.Int32, Kind.Int64, Kind.Float32, Kind.Float64)
+
   def readerOf(e: Encoding): Reader = e match {
-    case Encoding.Leaf(Kind.Bool, _, _) => Reader.Slot("Byte", Kind.Bool)
-    case Encoding.Leaf(Kind.Int8, _, _) => Reader.Slot("Byte", Kind.Int8)
-    case Encoding.Leaf(Kind.Int16, _, _) => Reader.Slot("Short", Kind.Int16)
-    case Encoding.Leaf(Kind.Int32, _, _) => Reader.Slot("Int", Kind.Int32)
-    case Encoding.Leaf(Kind.Int64, _, _) => Reader.Slot("Long", Kind.Int64)
-    case Encoding.Leaf(Kind.Float32, _, _) => Reader.Slot("Int", Kind.Float32)
-    case Encoding.Leaf(Kind.Float64, _, _) => Reader.Slot("Long", Kind.Float64)
+    case Encoding.Leaf(kind, _, _) if SlotKinds(kind) => Reader.Slot(kind)
     case Encoding.Leaf(Kind.Utf8 | Kind.Bytes, _, _) => Reader.LengthPrefixed
-    case d: Encoding.Decimal if !d.wide => Reader.Slot("Long", Kind.Int64)
+    case d: Encoding.Decimal if !d.wide => Reader.Slot(Kind.Int64)
     case _ => Reader.Generic
   }
 

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, SinglePartiti
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
+import io.dsha.aggregate.UInt128
 import io.dsha.encoding.{RowBytesWriter, RowSchema}
 import io.dsha.hash.Murmur3x64Stream
 
@@ -58,9 +59,9 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
             h.reset(s.prefixH1, s.prefixH2, s.prefixLength)
             writers(i).write(h, row)
             h.finish()
-            val sum = low(i) + h.digestLow()
-            high(i) += h.digestHigh() + (if (java.lang.Long.compareUnsigned(sum, low(i)) < 0) 1L else 0L)
-            low(i) = sum
+            val digestLow = h.digestLow()
+            high(i) = UInt128.addHigh(high(i), h.digestHigh(), low(i), digestLow)
+            low(i) += digestLow
             i += 1
           }
           count += 1
