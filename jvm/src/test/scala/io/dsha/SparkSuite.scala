@@ -21,28 +21,16 @@ trait SparkSuite extends AnyFunSuite {
    * Spark's aggregate; then both again with dsha's partial step where it applies (HashRowBytes), whose row writer is
    * generated or interpreted by the same setting.
    */
-  val modes: Seq[(String, Map[String, String])] = Seq(
-    "codegen" -> Map(
-      "spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY",
-      "spark.sql.codegen.wholeStage" -> "true",
-      HashRowBytes.Enabled -> "false"
-    ),
-    "interpreted" -> Map(
-      "spark.sql.codegen.factoryMode" -> "NO_CODEGEN",
-      "spark.sql.codegen.wholeStage" -> "false",
-      HashRowBytes.Enabled -> "false"
-    ),
-    "row bytes" -> Map(
-      "spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY",
-      "spark.sql.codegen.wholeStage" -> "true",
-      HashRowBytes.Enabled -> "true"
-    ),
-    "row bytes, interpreted" -> Map(
-      "spark.sql.codegen.factoryMode" -> "NO_CODEGEN",
-      "spark.sql.codegen.wholeStage" -> "false",
-      HashRowBytes.Enabled -> "true"
+  val modes: Seq[(String, Map[String, String])] = {
+    val engines = Seq(
+      "codegen" -> Map("spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY", "spark.sql.codegen.wholeStage" -> "true"),
+      "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")
     )
-  )
+    for {
+      rowBytes <- Seq(false, true)
+      (engine, conf) <- engines
+    } yield (if (rowBytes) s"$engine, row bytes" else engine) -> (conf + (HashRowBytes.Enabled -> rowBytes.toString))
+  }
 
   def withConf[T](conf: Map[String, String])(f: => T): T = {
     val previous = conf.keys.map(k => k -> spark.conf.getOption(k)).toMap
