@@ -27,6 +27,9 @@ DATA = os.path.join(HERE, "data")
 RESULTS = os.path.join(HERE, "results")
 NESTED_SEED = 20240611
 
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from spark_conf import ROW_BYTES, sql_conf  # noqa: E402  (tests/spark_conf.py: runtime settings, restored after)
+
 # Methods: name -> (description, slow?). Order is the round-robin order.
 LINEITEM_METHODS = [
     ("scan_noop", "df.write.format('noop') (materialise every column)", False),
@@ -292,11 +295,8 @@ def lineitem_methods(spark, df, df_b, parquet_path, selected, args):
 
     def dsha_generated(d):
         # The partial step in Spark's generated aggregate instead of dsha's row-bytes step (the digest is the same).
-        spark.conf.set("spark.dsha.hashRowBytes", "false")
-        try:
+        with sql_conf(spark, {ROW_BYTES: "false"}):
             return agg1(d, "dsha(*)")
-        finally:
-            spark.conf.unset("spark.dsha.hashRowBytes")
 
     def except_all():
         return df.exceptAll(df_b).isEmpty() and df_b.exceptAll(df).isEmpty()
@@ -341,11 +341,8 @@ def nested_methods(spark, df, selected):
         return d.agg(F.expr(e)).collect()[0][0]
 
     def xx():
-        spark.conf.set("spark.sql.legacy.allowHashOnMapType", "true")
-        try:
+        with sql_conf(spark, {"spark.sql.legacy.allowHashOnMapType": "true"}):
             return agg1(df, "bit_xor(xxhash64(*))")
-        finally:
-            spark.conf.unset("spark.sql.legacy.allowHashOnMapType")
 
     all_methods = {
         "scan_noop": lambda: noop(df),

@@ -1,5 +1,5 @@
-"""Runtime SQL settings for tests, shared by tests/python and tests/reliability (their conftest.py files put this
-directory on sys.path)."""
+"""Runtime SQL settings for tests, shared by tests/python, tests/reliability and bench/run.py (they put this directory
+on sys.path)."""
 import contextlib
 
 # The execution paths every expression test runs in: generated code and the interpreted eval, both with Spark's
