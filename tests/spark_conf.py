@@ -1,19 +1,16 @@
 """Runtime SQL settings for tests, shared by tests/python, tests/reliability and bench/run.py (they put this directory
 on sys.path)."""
 import contextlib
+import json
+import os
 
-# The execution paths every expression test runs in: generated code and the interpreted eval, both with Spark's
-# aggregate; then dsha's partial step that hashes rows from their bytes where it applies (spark.dsha.hashRowBytes).
 ROW_BYTES = "spark.dsha.hashRowBytes"
-CODEGEN_MODES = {
-    "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true",
-                     ROW_BYTES: "false"},
-    "NO_CODEGEN": {"spark.sql.codegen.factoryMode": "NO_CODEGEN", "spark.sql.codegen.wholeStage": "false",
-                   ROW_BYTES: "false"},
-    "HASH_ROW_BYTES": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY",
-                       "spark.sql.codegen.wholeStage": "true",
-                       ROW_BYTES: "true"},
-}
+# The execution paths every digest test runs in (tests/execution_modes.json, shared with the Scala suites): generated
+# code and the interpreted eval with Spark's aggregate, and dsha's partial step that hashes rows from their bytes.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "execution_modes.json"), encoding="utf-8") as _f:
+    _MODES = json.load(_f)["modes"]
+ALL_MODES = {name: mode["conf"] for name, mode in _MODES.items()}
+CODEGEN_MODES = {name: mode["conf"] for name, mode in _MODES.items() if mode["python"]}
 
 
 @contextlib.contextmanager

@@ -11,10 +11,10 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanHelper
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.CalendarInterval
 
-import io.dsha.encoding.{GenerateRowBytesWriter, InterpretedRowBytesWriter, RowBytesWriter}
+import io.dsha.algorithm.DshaV1
+import io.dsha.encoding.{GenerateRowBytesWriter, InterpretedRowBytesWriter, RowBytesSpec, RowBytesWriter}
 import io.dsha.execution.{HashRowBytes, PartialDshaExec}
 import io.dsha.expressions.LogicalHash
-import io.dsha.hash.Murmur3x64Stream
 
 /**
  * The partial step that hashes UnsafeRows from their bytes: the same bytes as LogicalHash for every type and row kind,
@@ -22,7 +22,7 @@ import io.dsha.hash.Murmur3x64Stream
  */
 class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
 
-  /** Flat columns of every type the direct reader handles, plus ones it hands to ValueWriter. */
+  /** Flat columns of every type the direct reader handles, plus ones it hands to the value writers. */
   private val schema = StructType(Seq(
     StructField("s", StringType),
     StructField("b", BooleanType),
@@ -78,16 +78,17 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
         arguments.map(i => BoundReference(i, schema(i).dataType, nullable = true)),
         arguments.map(schema(_).name)
       )
+      val spec = RowBytesSpec(expression.schema.row, arguments.toIndexedSeq, DshaV1)
       val writers = Seq(
-        "interpreted" -> new InterpretedRowBytesWriter(expression.schema.encoding, arguments.toIndexedSeq),
-        "generated" -> GenerateRowBytesWriter.generate(expression.schema.encoding, arguments.toIndexedSeq)
+        "interpreted" -> new InterpretedRowBytesWriter(spec),
+        "generated" -> GenerateRowBytesWriter.generate(spec)
       )
-      val h = new Murmur3x64Stream
+      val h = DshaV1.newRowHasher(expression.schema.digest)
       def via(writer: RowBytesWriter, row: InternalRow): Seq[Byte] = {
-        h.reset(expression.schema.prefixH1, expression.schema.prefixH2, expression.schema.prefixLength)
+        h.startRow()
         writer.write(h, row)
-        h.finish()
-        h.digestBytes().toSeq
+        h.finishRow()
+        h.digestInto(new Array[Byte](16)).toSeq
       }
       for (row <- rows(round, 40); (name, writer) <- writers) {
         val generic = toCatalyst(row).asInstanceOf[GenericInternalRow]
@@ -101,7 +102,7 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
 
   test("only columns read straight from the row make the writer direct") {
     def direct(dt: DataType): Boolean =
-      RowBytesWriter.direct(LogicalHash(Seq(BoundReference(0, dt, true)), Seq("c")).schema.encoding)
+      RowBytesWriter.direct(LogicalHash(Seq(BoundReference(0, dt, true)), Seq("c")).schema.row)
     Seq(StringType, BinaryType, BooleanType, ShortType, DoubleType, DateType, DecimalType(18, 0), TimestampNTZType)
       .foreach(dt => assert(direct(dt), dt))
     Seq(DecimalType(19, 0), CalendarIntervalType, ArrayType(IntegerType), NullType, StructType(Seq()))

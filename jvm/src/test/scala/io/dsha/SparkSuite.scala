@@ -2,10 +2,12 @@ package io.dsha
 
 import java.io.File
 
+import scala.jdk.CollectionConverters._
+
+import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{DataFrame, SparkSession}
 import org.scalatest.funsuite.AnyFunSuite
 
-import io.dsha.execution.HashRowBytes
 import io.dsha.registration.DshaExtensions
 
 /**
@@ -19,18 +21,9 @@ trait SparkSuite extends AnyFunSuite {
   /**
    * Generated code (whole-stage and expression codegen only) versus the interpreted path (no codegen at all), both with
    * Spark's aggregate; then both again with dsha's partial step where it applies (HashRowBytes), whose row writer is
-   * generated or interpreted by the same setting.
+   * generated or interpreted by the same setting. Defined once for Scala and Python: tests/execution_modes.json.
    */
-  val modes: Seq[(String, Map[String, String])] = {
-    val engines = Seq(
-      "codegen" -> Map("spark.sql.codegen.factoryMode" -> "CODEGEN_ONLY", "spark.sql.codegen.wholeStage" -> "true"),
-      "interpreted" -> Map("spark.sql.codegen.factoryMode" -> "NO_CODEGEN", "spark.sql.codegen.wholeStage" -> "false")
-    )
-    for {
-      rowBytes <- Seq(false, true)
-      (engine, conf) <- engines
-    } yield (if (rowBytes) s"$engine, row bytes" else engine) -> (conf + (HashRowBytes.Enabled -> rowBytes.toString))
-  }
+  val modes: Seq[(String, Map[String, String])] = SparkSuite.modes
 
   def withConf[T](conf: Map[String, String])(f: => T): T = {
     val previous = conf.keys.map(k => k -> spark.conf.getOption(k)).toMap
@@ -49,9 +42,9 @@ trait SparkSuite extends AnyFunSuite {
   def sameInAllModes[T](f: => T): T = {
     val results = inAllModes(f)
     modes.tail.foreach { case (name, _) =>
-      assert(results(name) == results("codegen"), s"results differ: codegen versus $name")
+      assert(results(name) == results(modes.head._1), s"results differ: ${modes.head._1} versus $name")
     }
-    results("codegen")
+    results(modes.head._1)
   }
 
   /** dsha(*) of a DataFrame, computed after a shuffle so that no optimizer rule can fold it on the driver. */
@@ -75,6 +68,13 @@ object SparkSuite {
     .config("spark.sql.session.timeZone", "UTC")
     .config("spark.sql.adaptive.enabled", "false")
     .getOrCreate()
+
+  lazy val modes: Seq[(String, Map[String, String])] = {
+    val doc = new ObjectMapper().readTree(new File(repoRoot, "tests/execution_modes.json"))
+    doc.get("modes").fields().asScala.map { mode =>
+      mode.getKey -> mode.getValue.get("conf").fields().asScala.map(c => c.getKey -> c.getValue.asText()).toMap
+    }.toSeq
+  }
 
   /** The repository root: tests read tests/golden/ from there whatever the working directory. */
   lazy val repoRoot: File = {

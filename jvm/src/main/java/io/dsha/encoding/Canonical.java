@@ -3,14 +3,14 @@ package io.dsha.encoding;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 
-import io.dsha.hash.Murmur3x64Stream;
+import io.dsha.hash.ByteSink;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.CalendarInterval;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * Canonical encodings of leaf values (SPEC.md, "Value encoding"), written straight into a hash stream. Called by both
+ * Canonical encodings of leaf values (SPEC.md §3), written straight into a byte sink. Called by both
  * the interpreted writers and the generated code, so that the two paths cannot drift apart.
  */
 public final class Canonical {
@@ -29,33 +29,25 @@ public final class Canonical {
     return d == 0.0d ? 0L : Double.doubleToLongBits(d);
   }
 
-  public static void putFloat(Murmur3x64Stream h, float f) {
-    h.putInt(floatBits(f));
-  }
-
-  public static void putDouble(Murmur3x64Stream h, double d) {
-    h.putLong(doubleBits(d));
-  }
-
-  public static void putString(Murmur3x64Stream h, UTF8String s) {
+  public static void putString(ByteSink h, UTF8String s) {
     int n = s.numBytes();
     h.putInt(n);
     h.putBytes(s.getBaseObject(), s.getBaseOffset(), n);
   }
 
   /** The value marker, then the string: the fused form of putByte(VALUE_MARKER) + putString for generated code. */
-  public static void putMarkedString(Murmur3x64Stream h, UTF8String s) {
+  public static void putMarkedString(ByteSink h, UTF8String s) {
     int n = s.numBytes();
     h.putByteAndInt(VALUE_MARKER, n);
     h.putBytes(s.getBaseObject(), s.getBaseOffset(), n);
   }
 
-  public static void putBinary(Murmur3x64Stream h, byte[] b) {
+  public static void putBinary(ByteSink h, byte[] b) {
     h.putInt(b.length);
     h.putBytes(b, Platform.BYTE_ARRAY_OFFSET, b.length);
   }
 
-  public static void putInterval(Murmur3x64Stream h, CalendarInterval i) {
+  public static void putInterval(ByteSink h, CalendarInterval i) {
     h.putInt(i.months);
     h.putInt(i.days);
     h.putLong(i.microseconds);
@@ -68,7 +60,7 @@ public final class Canonical {
    * Spark 4.3's TimestampNanosVal: epoch microseconds (i64), then nanoseconds within the microsecond (i16). Read
    * reflectively because this jar is compiled against Spark 4.0, where the class does not exist.
    */
-  public static void putTimestampNanos(Murmur3x64Stream h, Object v) {
+  public static void putTimestampNanos(ByteSink h, Object v) {
     try {
       if (nanosMicros == null) {
         Class<?> c = v.getClass();
@@ -82,18 +74,13 @@ public final class Canonical {
     }
   }
 
-  /** decimal(p, s) with p <= 18: the unscaled value at scale s as a signed 64-bit integer. */
-  public static void putDecimal64(Murmur3x64Stream h, Decimal d, int scale) {
-    h.putLong(unscaledLong(d, scale));
-  }
-
   /** The unscaled value of a decimal(p, s) with p <= 18 at scale s. */
   public static long unscaledLong(Decimal d, int scale) {
     return d.scale() == scale ? d.toUnscaledLong() : unscaled(d, scale).longValueExact();
   }
 
   /** decimal(p, s) with p > 18: the unscaled value at scale s as a signed 128-bit integer, low word first. */
-  public static void putDecimal128(Murmur3x64Stream h, Decimal d, int scale) {
+  public static void putDecimal128(ByteSink h, Decimal d, int scale) {
     BigInteger u = unscaled(d, scale);
     if (u.bitLength() < 64) {
       long lo = u.longValue();

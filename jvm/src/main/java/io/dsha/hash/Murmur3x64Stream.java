@@ -13,9 +13,9 @@ import org.apache.spark.unsafe.Platform;
  * pieces are stored into a small reused buffer (one bounds check and one store per piece) and mixed 16 bytes at a time
  * in a tight loop when it fills, or straight from the source for long byte ranges; the buffer never holds more than
  * {@link #CAPACITY} bytes, so hashing a 64 MB string or a wide row allocates nothing. One instance is reused for every
- * row of a task.
+ * row of a task. Not final only for {@link io.dsha.algorithm.v1.Murmur3RowHasher}, which adds the row's start state.
  */
-public final class Murmur3x64Stream {
+public class Murmur3x64Stream implements ByteSink {
   private static final long C1 = 0x87c37b91114253d5L;
   private static final long C2 = 0x4cf5ad432745937fL;
   private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;

@@ -3,58 +3,53 @@ package io.dsha.aggregate
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, ExpressionDescription, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate
-import org.apache.spark.sql.types.{DataType, LongType, StringType}
+import org.apache.spark.sql.types.{DataType, StringType}
 
-import io.dsha.encoding.RowSchema
-import io.dsha.expressions.LogicalHash
+import io.dsha.algorithm.{Algorithm, DshaV1}
+import io.dsha.expressions.{NamedArguments, RowDigest, WrappingAdd}
 import io.dsha.output.Digest
+import io.dsha.types.CanonicalSchema
 
 /**
- * The table digest: a modular sum of row digests (so row order, partitioning and file layout cannot matter, while
- * duplicates count), with the row count and the schema digest, finalised by [[DshaResult]].
+ * The table digest: the algorithm's combination of row digests (dsha-v1: a modular sum, so row order, partitioning and
+ * file layout cannot matter, while duplicates count), with the row count and the schema digest, finalised by
+ * [[DshaResult]].
  *
- * A DeclarativeAggregate with three fixed-width long slots, so HashAggregateExec keeps it in whole-stage codegen. The
- * two update expressions read the same row digest; with subexpression elimination (on by default) it is computed once
- * per row into a reused buffer.
+ * A DeclarativeAggregate whose buffer is fixed-width longs ([[DigestState]]), so HashAggregateExec keeps it in
+ * whole-stage codegen. The update expressions read the row digest as longs from one [[RowDigest]]; subexpression
+ * elimination (on by default) computes it once per row.
  */
-abstract class DshaAggregate extends DeclarativeAggregate {
-  def fieldNames: Seq[String]
+abstract class DshaAggregate extends DeclarativeAggregate with NamedArguments {
+  def algorithm: Algorithm
 
-  /** Row digest shared by the update expressions (reuseOutput: its bytes are read at once, never kept). */
-  @transient protected lazy val rowDigest: LogicalHash = LogicalHash(children, fieldNames, reuseOutput = true)
-  def schema: RowSchema = rowDigest.schema
+  @transient protected lazy val rowDigest: RowDigest = RowDigest(children, fieldNames, algorithm)
+  def schema: CanonicalSchema = rowDigest.schema
 
   override def checkInputDataTypes(): TypeCheckResult = rowDigest.checkInputDataTypes() match {
     case TypeCheckResult.TypeCheckFailure(message) =>
-      TypeCheckResult.TypeCheckFailure(message.replaceFirst("^logical_hash", prettyName))
+      TypeCheckResult.TypeCheckFailure(message.replaceFirst("^row_digest", prettyName))
     case ok => ok
   }
 
   override def nullable: Boolean = false
 
-  protected lazy val rows = AttributeReference("rows", LongType, nullable = false)()
-  protected lazy val sumLow = AttributeReference("sum_low", LongType, nullable = false)()
-  protected lazy val sumHigh = AttributeReference("sum_high", LongType, nullable = false)()
+  private def combiner = algorithm.combiner
 
-  override lazy val aggBufferAttributes: Seq[AttributeReference] = Seq(rows, sumLow, sumHigh)
+  override lazy val aggBufferAttributes: Seq[AttributeReference] = DigestState.bufferAttributes(combiner)
+  private def rows = aggBufferAttributes.head
+  private def words = aggBufferAttributes.tail
 
-  override lazy val initialValues: Seq[Expression] = Seq(Literal(0L), Literal(0L), Literal(0L))
+  override lazy val initialValues: Seq[Expression] = aggBufferAttributes.map(_ => Literal(0L))
 
-  override lazy val updateExpressions: Seq[Expression] = {
-    val low = DigestWord(rowDigest, high = false)
-    val high = DigestWord(rowDigest, high = true)
-    Seq(WrappingAdd(rows, Literal(1L)), WrappingAdd(sumLow, low), AddHighWithCarry(sumHigh, high, sumLow, low))
-  }
+  override lazy val updateExpressions: Seq[Expression] =
+    WrappingAdd(rows, Literal(1L)) +: combiner.updateExpressions(words, rowDigest)
 
-  override lazy val mergeExpressions: Seq[Expression] = Seq(
-    WrappingAdd(rows.left, rows.right),
-    WrappingAdd(sumLow.left, sumLow.right),
-    AddHighWithCarry(sumHigh.left, sumHigh.right, sumLow.left, sumLow.right)
-  )
+  override lazy val mergeExpressions: Seq[Expression] =
+    WrappingAdd(rows.left, rows.right) +: combiner.mergeExpressions(words.map(_.left), words.map(_.right))
 
   protected def fingerprint: Boolean
 
-  override lazy val evaluateExpression: Expression = DshaResult(rows, sumHigh, sumLow, schema, fingerprint)
+  override lazy val evaluateExpression: Expression = DshaResult(aggBufferAttributes, schema, algorithm, fingerprint)
 
   override def dataType: DataType = if (fingerprint) Digest.FingerprintType else StringType
 }
@@ -82,8 +77,10 @@ abstract class DshaAggregate extends DeclarativeAggregate {
   since = "0.1.0"
 )
 // scalastyle:on line.size.limit
-case class Dsha(children: Seq[Expression], fieldNames: Seq[String]) extends DshaAggregate {
+case class Dsha(children: Seq[Expression], fieldNames: Seq[String], algorithm: Algorithm = DshaV1)
+    extends DshaAggregate {
   override def prettyName: String = "dsha"
+  override def withFieldNames(names: Seq[String]): Dsha = copy(fieldNames = names)
   override protected def fingerprint: Boolean = false
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Dsha =
     copy(children = newChildren)
@@ -111,8 +108,10 @@ case class Dsha(children: Seq[Expression], fieldNames: Seq[String]) extends Dsha
   since = "0.1.0"
 )
 // scalastyle:on line.size.limit
-case class DshaFingerprint(children: Seq[Expression], fieldNames: Seq[String]) extends DshaAggregate {
+case class DshaFingerprint(children: Seq[Expression], fieldNames: Seq[String], algorithm: Algorithm = DshaV1)
+    extends DshaAggregate {
   override def prettyName: String = "dsha_fingerprint"
+  override def withFieldNames(names: Seq[String]): DshaFingerprint = copy(fieldNames = names)
   override protected def fingerprint: Boolean = true
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaFingerprint =
     copy(children = newChildren)

@@ -1,42 +1,44 @@
 package io.dsha.aggregate
 
-import org.apache.spark.sql.catalyst.expressions.{Expression, TernaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{DataType, StringType}
 
-import io.dsha.encoding.RowSchema
+import io.dsha.algorithm.Algorithm
 import io.dsha.output.Digest
+import io.dsha.types.CanonicalSchema
 
-/** Turns the aggregation buffer (rows, high and low words of the sum) into the digest string or the fingerprint. */
-case class DshaResult(
-    rows: Expression,
-    sumHigh: Expression,
-    sumLow: Expression,
-    schema: RowSchema,
-    fingerprint: Boolean
-) extends TernaryExpression {
-  override def first: Expression = rows
-  override def second: Expression = sumHigh
-  override def third: Expression = sumLow
+/** Turns an aggregation buffer (rows, then the combiner's words) into the digest string or the fingerprint. */
+case class DshaResult(children: Seq[Expression], schema: CanonicalSchema, algorithm: Algorithm, fingerprint: Boolean)
+    extends Expression {
   override def nullable: Boolean = false
   override def dataType: DataType = if (fingerprint) Digest.FingerprintType else StringType
 
-  override protected def nullSafeEval(r: Any, high: Any, low: Any): Any = {
-    val (n, h, l) = (r.asInstanceOf[Long], high.asInstanceOf[Long], low.asInstanceOf[Long])
-    if (fingerprint) Digest.fingerprint(schema, n, h, l) else Digest.digestString(schema.digest, n, h, l)
+  override def eval(input: InternalRow): Any = {
+    val values = children.map(_.eval(input).asInstanceOf[Long])
+    result(values.head, values.tail.toArray)
   }
+
+  /** Called by the generated code too (once per group, not per row). */
+  def result(rows: Long, words: Array[Long]): Any =
+    if (fingerprint) Digest.fingerprint(algorithm, schema, rows, words)
+    else Digest.digestString(algorithm, schema.digest, rows, words)
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val digest = Digest.getClass.getName.stripSuffix("$")
-    if (fingerprint) {
-      val schemaRef = ctx.addReferenceObj("dshaSchema", schema, classOf[RowSchema].getName)
-      defineCodeGen(ctx, ev, (n, h, l) => s"$digest.fingerprint($schemaRef, $n, $h, $l)")
-    } else {
-      val digestRef = ctx.addReferenceObj("dshaSchemaDigest", schema.digest, "byte[]")
-      defineCodeGen(ctx, ev, (n, h, l) => s"$digest.digestString($digestRef, $n, $h, $l)")
-    }
+    val self = ctx.addReferenceObj("dshaResult", this)
+    val values = children.map(_.genCode(ctx))
+    val javaType = if (fingerprint) "InternalRow" else "UTF8String"
+    ev.copy(
+      code = code"""
+        |${values.map(_.code).mkString("\n")}
+        |$javaType ${ev.value} = ($javaType) $self.result(${values.head.value},
+        |  new long[] {${values.tail.map(_.value).mkString(", ")}});""".stripMargin,
+      isNull = FalseLiteral
+    )
   }
 
-  override protected def withNewChildrenInternal(a: Expression, b: Expression, c: Expression): DshaResult =
-    copy(rows = a, sumHigh = b, sumLow = c)
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaResult =
+    copy(children = newChildren)
 }

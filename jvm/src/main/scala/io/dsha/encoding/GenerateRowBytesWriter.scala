@@ -3,32 +3,31 @@ package io.dsha.encoding
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodeAndComment, CodeFormatter, CodegenContext, CodeGenerator}
 
-import io.dsha.encoding.Encoding.Kind
-import io.dsha.encoding.RowBytesWriter.Reader
-import io.dsha.hash.Murmur3x64Stream
+import io.dsha.hash.ByteSink
+import io.dsha.types.CanonicalSchema
+import io.dsha.types.CanonicalType.{Field, Fixed, LengthPrefixed}
 
 /**
- * Generates the [[RowBytesWriter]] of one canonical encoding: straight-line Java, one block per column with its ordinal
- * and reader fixed, split into methods as Spark splits projections (so wide rows stay under the JIT's size limits).
- * Rows that are not UnsafeRows go to the [[InterpretedRowBytesWriter]] the generated class holds.
+ * Generates the [[RowBytesWriter]] of one canonical row: straight-line Java, one block per column with its ordinal and
+ * layout fixed, split into methods as Spark splits projections (so wide rows stay under the JIT's size limits), on the
+ * algorithm's concrete sink class. Rows that are not UnsafeRows go to the [[InterpretedRowBytesWriter]] it holds.
  */
 object GenerateRowBytesWriter {
-  private val StreamClass = classOf[Murmur3x64Stream].getName
   private val RowClass = classOf[UnsafeRow].getName
-  private val CanonicalClass = classOf[Canonical].getName
 
-  def generate(encoding: Encoding.Struct, rowOrdinals: IndexedSeq[Int]): RowBytesWriter = {
+  def generate(spec: RowBytesWriter.Spec): RowBytesWriter = {
+    val sinkClass = spec.algorithm.rowHasherClass.getName
     val ctx = new CodegenContext
-    val fallback = ctx.addReferenceObj("fallback", new InterpretedRowBytesWriter(encoding, rowOrdinals))
-    val columns = encoding.fields.map { f =>
-      val o = rowOrdinals(f.ordinal)
+    val fallback = ctx.addReferenceObj("fallback", new InterpretedRowBytesWriter(spec))
+    val columns = spec.row.fields.map { f =>
+      val o = spec.rowOrdinals(f.ordinal)
       s"""if (row.isNullAt($o)) {
          |  h.putByte(${Canonical.NULL_MARKER});
          |} else {
-         |  ${value(ctx, f, o)}
+         |  ${value(ctx, spec, f, o)}
          |}""".stripMargin
     }
-    val body = ctx.splitExpressions(columns, "writeColumns", Seq(StreamClass -> "h", RowClass -> "row"))
+    val body = ctx.splitExpressions(columns, "writeColumns", Seq(sinkClass -> "h", RowClass -> "row"))
     val source =
       s"""public java.lang.Object generate(Object[] references) {
          |  return new SpecificRowBytesWriter(references);
@@ -43,12 +42,13 @@ object GenerateRowBytesWriter {
          |    ${ctx.initMutableStates()}
          |  }
          |
-         |  public void write($StreamClass h, org.apache.spark.sql.catalyst.InternalRow input) {
-         |    if (input instanceof $RowClass) {
+         |  public void write(${classOf[ByteSink].getName} sink, org.apache.spark.sql.catalyst.InternalRow input) {
+         |    if (input instanceof $RowClass && sink instanceof $sinkClass) {
+         |      $sinkClass h = ($sinkClass) sink;
          |      $RowClass row = ($RowClass) input;
          |      $body
          |    } else {
-         |      $fallback.write(h, input);
+         |      $fallback.write(sink, input);
          |    }
          |  }
          |
@@ -60,35 +60,25 @@ object GenerateRowBytesWriter {
   }
 
   /** The value marker and the canonical bytes of a non-null value in column `o`. */
-  private def value(ctx: CodegenContext, f: Encoding.Field, o: Int): String = {
+  private def value(ctx: CodegenContext, spec: RowBytesWriter.Spec, f: Field, o: Int): String = {
     val m = Canonical.VALUE_MARKER
-    RowBytesWriter.readerOf(f.encoding) match {
-      case Reader.Slot(kind) =>
-        // The stream method's width and the canonical bits, read from the slot.
-        val (width, bits) = kind match {
-          case Kind.Bool => "Byte" -> s"(row.getBoolean($o) ? 1 : 0)"
-          case Kind.Int8 => "Byte" -> s"row.getByte($o)"
-          case Kind.Int16 => "Short" -> s"row.getShort($o)"
-          case Kind.Int32 => "Int" -> s"row.getInt($o)"
-          case Kind.Float32 => "Int" -> s"$CanonicalClass.floatBits(row.getFloat($o))"
-          case Kind.Float64 => "Long" -> s"$CanonicalClass.doubleBits(row.getDouble($o))"
-          case _ => "Long" -> s"row.getLong($o)"
-        }
-        s"h.putByteAnd$width($m, $bits);"
-      case Reader.LengthPrefixed =>
+    f.dataType match {
+      case Fixed(kind, _, _) => s"h.putByteAnd${kind.width.method}($m, ${kind.slotCode("row", o)});"
+      case _: LengthPrefixed =>
         val offsetAndSize = ctx.freshName("offsetAndSize")
         val size = ctx.freshName("size")
         s"""long $offsetAndSize = row.getLong($o);
            |int $size = (int) $offsetAndSize;
            |h.putByteAndInt($m, $size);
            |h.putBytes(row.getBaseObject(), row.getBaseOffset() + ($offsetAndSize >>> 32), $size);""".stripMargin
-      case Reader.Generic =>
+      case other =>
+        // Composite and nested values (never on the plans HashRowBytes rewrites): the value object, interpreted.
         val writer = ctx.addReferenceObj(
           "writer",
-          ValueWriter(f.encoding, Encoding.pathName(f.name)),
-          classOf[ValueWriter].getName
+          InterpretedValueWriter(other, CanonicalSchema.pathName(f.name), spec.algorithm),
+          classOf[InterpretedValueWriter].getName
         )
-        val dataType = ctx.addReferenceObj("type", f.encoding.sparkType, "org.apache.spark.sql.types.DataType")
+        val dataType = ctx.addReferenceObj("type", other.sparkType, "org.apache.spark.sql.types.DataType")
         s"""h.putByte($m);
            |$writer.write(h, row.get($o, $dataType));""".stripMargin
     }

@@ -4,25 +4,25 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.types.DataType
 
-import io.dsha.encoding.Encoding.Kind
-import io.dsha.encoding.RowBytesWriter.Reader
-import io.dsha.hash.Murmur3x64Stream
+import io.dsha.hash.ByteSink
+import io.dsha.types.CanonicalSchema
+import io.dsha.types.CanonicalType
+import io.dsha.types.CanonicalType.{Fixed, LengthPrefixed}
 
 /**
  * The interpreted [[RowBytesWriter]], and the generated one's fallback for rows that are not UnsafeRows: those, and
- * columns without a direct reader, go through [[ValueWriter]].
+ * columns without a direct reader, go through [[InterpretedValueWriter]].
  */
-final class InterpretedRowBytesWriter(encoding: Encoding.Struct, rowOrdinals: IndexedSeq[Int])
-    extends RowBytesWriter {
+final class InterpretedRowBytesWriter(spec: RowBytesWriter.Spec) extends RowBytesWriter {
 
-  private val fields = encoding.fields
-  private val ordinals: Array[Int] = fields.map(f => rowOrdinals(f.ordinal)).toArray
-  private val readers: Array[Reader] = fields.map(f => RowBytesWriter.readerOf(f.encoding)).toArray
-  private val types: Array[DataType] = fields.map(_.encoding.sparkType).toArray
-  private val writers: Array[ValueWriter] =
-    fields.map(f => ValueWriter(f.encoding, Encoding.pathName(f.name))).toArray
+  private val fields = spec.row.fields
+  private val ordinals: Array[Int] = fields.map(f => spec.rowOrdinals(f.ordinal)).toArray
+  private val canonicalTypes: Array[CanonicalType] = fields.map(_.dataType).toArray
+  private val types: Array[DataType] = fields.map(_.dataType.sparkType).toArray
+  private val writers: Array[InterpretedValueWriter] =
+    fields.map(f => InterpretedValueWriter(f.dataType, CanonicalSchema.pathName(f.name), spec.algorithm)).toArray
 
-  def write(h: Murmur3x64Stream, row: InternalRow): Unit = {
+  def write(h: ByteSink, row: InternalRow): Unit = {
     val unsafe = row match {
       case u: UnsafeRow => u
       case _ => null
@@ -38,28 +38,19 @@ final class InterpretedRowBytesWriter(encoding: Encoding.Struct, rowOrdinals: In
   }
 
   /** The value marker and the canonical bytes of argument `i`, read from column `o`'s bytes when it has a reader. */
-  private def writeFromBytes(h: Murmur3x64Stream, row: UnsafeRow, i: Int, o: Int): Unit = {
-    val m = Canonical.VALUE_MARKER
-    readers(i) match {
-      case Reader.Slot(Kind.Bool) => h.putByteAndByte(m, if (row.getBoolean(o)) 1 else 0)
-      case Reader.Slot(Kind.Int8) => h.putByteAndByte(m, row.getByte(o))
-      case Reader.Slot(Kind.Int16) => h.putByteAndShort(m, row.getShort(o))
-      case Reader.Slot(Kind.Int32) => h.putByteAndInt(m, row.getInt(o))
-      case Reader.Slot(Kind.Float32) => h.putByteAndInt(m, Canonical.floatBits(row.getFloat(o)))
-      case Reader.Slot(Kind.Float64) => h.putByteAndLong(m, Canonical.doubleBits(row.getDouble(o)))
-      case Reader.Slot(_) => h.putByteAndLong(m, row.getLong(o))
-      case Reader.LengthPrefixed =>
-        // Offset from the row's start in the high word, size in the low word.
-        val offsetAndSize = row.getLong(o)
-        val size = offsetAndSize.toInt
-        h.putByteAndInt(m, size)
-        h.putBytes(row.getBaseObject, row.getBaseOffset + (offsetAndSize >>> 32), size)
-      case Reader.Generic => writeObject(h, row, i, o)
-    }
+  private def writeFromBytes(h: ByteSink, row: UnsafeRow, i: Int, o: Int): Unit = canonicalTypes(i) match {
+    case Fixed(kind, _, _) => kind.width.putMarked(h, Canonical.VALUE_MARKER, kind.slotBits(row, o))
+    case _: LengthPrefixed =>
+      // Offset from the row's start in the high word, size in the low word.
+      val offsetAndSize = row.getLong(o)
+      val size = offsetAndSize.toInt
+      h.putByteAndInt(Canonical.VALUE_MARKER, size)
+      h.putBytes(row.getBaseObject, row.getBaseOffset + (offsetAndSize >>> 32), size)
+    case _ => writeObject(h, row, i, o)
   }
 
-  /** The value marker and argument `i`'s value object, from column `o`, written by its ValueWriter. */
-  private def writeObject(h: Murmur3x64Stream, row: InternalRow, i: Int, o: Int): Unit = {
+  /** The value marker and argument `i`'s value object, from column `o`, written by its value writer. */
+  private def writeObject(h: ByteSink, row: InternalRow, i: Int, o: Int): Unit = {
     h.putByte(Canonical.VALUE_MARKER)
     writers(i).write(h, row.get(o, types(i)))
   }

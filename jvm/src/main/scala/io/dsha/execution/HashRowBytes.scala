@@ -72,8 +72,10 @@ object HashRowBytes {
       case d: DshaAggregate if e.mode == Partial && !e.isDistinct && e.filter.isEmpty =>
         val columns = d.children.map(column(_, input))
         if (columns.forall(_.isDefined)) {
-          val digest = PartialDshaExec.Digest(d.prettyName, d.fieldNames, d.schema, columns.flatten.toIndexedSeq)
-          Some(digest).filter(x => RowBytesWriter.direct(x.schema.encoding))
+          val spec = StateHasher.Spec(d.schema, columns.flatten.toIndexedSeq, d.algorithm)
+          Some(PartialDshaExec.Digest(d.prettyName, d.fieldNames, spec)).filter(_ =>
+            RowBytesWriter.direct(d.schema.row)
+          )
         } else None
       case _ => None
     }

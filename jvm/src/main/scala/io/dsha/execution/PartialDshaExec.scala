@@ -7,21 +7,20 @@ import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, SinglePartiti
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 
-import io.dsha.aggregate.UInt128
-import io.dsha.encoding.{RowBytesWriter, RowSchema}
-import io.dsha.hash.Murmur3x64Stream
+import io.dsha.aggregate.DigestState
 
 /**
  * The partial (per-partition) step of `dsha(...)` without GROUP BY, put in place of Spark's partial HashAggregateExec
- * by [[HashRowBytes]]: it reads each row's values straight from its bytes ([[RowBytesWriter]]) and outputs, per
- * partition, the same aggregation buffer (rows, sum_low, sum_high for each digest) that the final aggregate merges.
+ * by [[HashRowBytes]]: it hashes each row's values straight from its bytes ([[StateHasher]]) and outputs, per
+ * partition, the same aggregation buffer ([[DigestState]]: rows, then the state words of each digest) that the final
+ * aggregate merges.
  *
  * @param digests one entry per dsha aggregate: its canonical schema and, per argument, the input column holding it
  */
 case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Attribute], child: SparkPlan)
     extends UnaryExecNode {
 
-  override def references: AttributeSet = AttributeSet(digests.flatMap(_.rowOrdinals).distinct.map(child.output))
+  override def references: AttributeSet = AttributeSet(digests.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
 
   // Partial aggregates are merged after a shuffle to one partition, unless the input already is in one.
   override def outputPartitioning: Partitioning = child.outputPartitioning match {
@@ -40,41 +39,15 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
   override protected def doExecute(): RDD[InternalRow] = {
     val numOutputRows = longMetric("numOutputRows")
     val rowsHashed = longMetric("rowsHashed")
-    val digests = this.digests
-    val outputTypes = output.map(_.dataType)
+    val specs = digests.map(_.spec)
+    val outputTypes = output.map(_.dataType).toArray
     child.execute().mapPartitions(
       { rows =>
-        val n = digests.size
-        val writers = digests.map(d => RowBytesWriter(d.schema.encoding, d.rowOrdinals)).toArray
-        val prefixes = digests.map(_.schema).toArray
-        val h = new Murmur3x64Stream
-        val low = new Array[Long](n)
-        val high = new Array[Long](n)
-        var count = 0L
-        while (rows.hasNext) {
-          val row = rows.next()
-          var i = 0
-          while (i < n) {
-            val s = prefixes(i)
-            h.reset(s.prefixH1, s.prefixH2, s.prefixLength)
-            writers(i).write(h, row)
-            h.finish()
-            val digestLow = h.digestLow()
-            high(i) = UInt128.addHigh(high(i), h.digestHigh(), low(i), digestLow)
-            low(i) += digestLow
-            i += 1
-          }
-          count += 1
-        }
-        rowsHashed += count
+        val hasher = new StateHasher(specs).addAll(rows)
+        rowsHashed += hasher.rows
         numOutputRows += 1
-        val buffer = new Array[Any](3 * n)
-        for (i <- 0 until n) {
-          buffer(3 * i) = count
-          buffer(3 * i + 1) = low(i)
-          buffer(3 * i + 2) = high(i)
-        }
-        Iterator.single(UnsafeProjection.create(outputTypes.toArray).apply(InternalRow.fromSeq(buffer.toSeq)))
+        val buffer = hasher.states.flatMap(_.bufferValues)
+        Iterator.single(UnsafeProjection.create(outputTypes).apply(InternalRow.fromSeq(buffer)))
       },
       preservesPartitioning = true
     )
@@ -85,8 +58,8 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
 
 object PartialDshaExec {
 
-  /** One dsha aggregate: its name and arguments (for EXPLAIN), canonical schema, and each argument's input column. */
-  final case class Digest(function: String, fieldNames: Seq[String], schema: RowSchema, rowOrdinals: IndexedSeq[Int]) {
+  /** One dsha aggregate: its name and arguments (for EXPLAIN) and what to hash ([[DigestState]] buffer layout). */
+  final case class Digest(function: String, fieldNames: Seq[String], spec: StateHasher.Spec) {
     override def toString: String = s"partial_$function(${fieldNames.mkString(", ")})"
   }
 }

@@ -1,15 +1,12 @@
 package io.dsha.expressions
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription, NamedExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen._
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{BinaryType, DataType}
 
-import io.dsha.encoding.{CodegenWriter, Encoding, RowSchema, ValueWriter}
-import io.dsha.encoding.Encoding.pathName
-import io.dsha.hash.Murmur3x64Stream
+import io.dsha.algorithm.{Algorithm, DshaV1}
 
 // scalastyle:off line.size.limit
 @ExpressionDescription(
@@ -38,104 +35,31 @@ import io.dsha.hash.Murmur3x64Stream
   since = "0.1.0"
 )
 // scalastyle:on line.size.limit
-case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], reuseOutput: Boolean = false)
-    extends Expression {
+case class LogicalHash(children: Seq[Expression], fieldNames: Seq[String], algorithm: Algorithm = DshaV1)
+    extends RowHashExpression
+    with NamedArguments {
   require(children.size == fieldNames.size, "one field name per argument")
 
   override def dataType: DataType = BinaryType
-  override def nullable: Boolean = false
   override def foldable: Boolean = children.forall(_.foldable)
   override def prettyName: String = "logical_hash"
-
-  /** The canonical schema of the arguments; throws [[Encoding.Unsupported]] for types the algorithm cannot encode. */
-  @transient lazy val schema: RowSchema = RowSchema(Encoding.ofRow(fieldNames.zip(children.map(_.dataType))))
-
-  override def checkInputDataTypes(): TypeCheckResult = {
-    if (children.isEmpty) {
-      TypeCheckResult.TypeCheckFailure(s"$prettyName needs at least one column (for all columns, pass *)")
-    } else {
-      try {
-        schema
-        TypeCheckResult.TypeCheckSuccess
-      } catch {
-        case e: Encoding.Unsupported =>
-          TypeCheckResult.TypeCheckFailure(s"$prettyName cannot hash column ${e.path}: ${e.reason}")
-      }
-    }
-  }
-
-  // Interpreted evaluation: the same writers the generated code mirrors, built once per task.
-  @transient private lazy val evalStream = new Murmur3x64Stream
-  @transient private lazy val evalOrder: Array[Expression] =
-    schema.encoding.fields.map(f => children(f.ordinal)).toArray
-  @transient private lazy val evalWriters: Array[ValueWriter] =
-    schema.encoding.fields.map(f => ValueWriter(f.encoding, pathName(f.name))).toArray
-  @transient private lazy val evalBuffer = new Array[Byte](16)
+  override def withFieldNames(names: Seq[String]): LogicalHash = copy(fieldNames = names)
 
   override def eval(input: InternalRow): Any = {
-    val h = evalStream
-    h.reset(schema.prefixH1, schema.prefixH2, schema.prefixLength)
-    var i = 0
-    while (i < evalOrder.length) {
-      val v = evalOrder(i).eval(input)
-      if (v == null) {
-        h.putByte(io.dsha.encoding.Canonical.NULL_MARKER)
-      } else {
-        h.putByte(io.dsha.encoding.Canonical.VALUE_MARKER)
-        evalWriters(i).write(h, v)
-      }
-      i += 1
-    }
-    h.finish()
-    if (reuseOutput) h.digestInto(evalBuffer) else h.digestBytes()
+    val h = hashRow(input)
+    h.digestInto(new Array[Byte](h.digestLength()))
   }
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val streamClass = classOf[Murmur3x64Stream].getName
-    val h = ctx.addMutableState(streamClass, "dshaRow", x => s"$x = new $streamClass();")
-    val columns = schema.encoding.fields.map { f =>
-      val child = children(f.ordinal).genCode(ctx)
-      s"""${child.code}
-         |${CodegenWriter.writeNullable(
-          ctx,
-          f.encoding,
-          child.isNull.toString,
-          child.value.toString,
-          h,
-          pathName(f.name)
-        )}""".stripMargin
-    }
-    // Wide rows: one method per group of columns, as HashExpression does; the stream is a field, so nothing to return.
-    val body = ctx.splitExpressionsWithCurrentInputs(columns, "dshaWriteColumns")
-    val result =
-      if (reuseOutput) {
-        val buffer = ctx.addMutableState("byte[]", "dshaDigest", x => s"$x = new byte[16];")
-        s"$h.digestInto($buffer)"
-      } else {
-        s"$h.digestBytes()"
-      }
+    val (code, h) = genHashRow(ctx)
     ev.copy(
       code = code"""
-        |$h.reset(${schema.prefixH1}L, ${schema.prefixH2}L, ${schema.prefixLength}L);
-        |$body
-        |$h.finish();
-        |byte[] ${ev.value} = $result;""".stripMargin,
+        |$code
+        |byte[] ${ev.value} = $h.digestInto(new byte[$h.digestLength()]);""".stripMargin,
       isNull = FalseLiteral
     )
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): LogicalHash =
     copy(children = newChildren)
-}
-
-object LogicalHash {
-
-  /** Builds the SQL function from its (resolved) arguments, capturing their names before binding erases them. */
-  def fromArguments(arguments: Seq[Expression]): LogicalHash = LogicalHash(arguments, fieldNames(arguments))
-
-  /** A column's name, an alias's name, or `_N` for the N-th argument when it has no name. */
-  def fieldNames(arguments: Seq[Expression]): Seq[String] = arguments.zipWithIndex.map {
-    case (n: NamedExpression, _) => n.name
-    case (_, i) => s"_${i + 1}"
-  }
 }

@@ -1,47 +1,36 @@
 package io.dsha.output
 
 import java.io.ByteArrayOutputStream
-import java.nio.charset.StandardCharsets.US_ASCII
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
-import io.dsha.Algorithm
-import io.dsha.encoding.RowSchema
+import io.dsha.algorithm.Algorithm
+import io.dsha.types.CanonicalSchema
+import io.dsha.util.Bytes
 
 /**
- * The final step (SPEC.md, "Finalisation" and "Output"): SHA-256 over the schema digest, the row count and the
- * 128-bit sum of row digests, wrapped as a multihash and printed in multibase base16.
+ * The output forms of a final digest (SPEC.md §6): a multihash carrying the algorithm's code, printed in multibase
+ * base16, and the fingerprint struct with every part the digest is made of.
  */
 object Digest {
 
-  /** SHA-256("dsha-v1" || schema digest || rows as u64 LE || sum as u128 LE). */
-  def finalDigest(schemaDigest: Array[Byte], rows: Long, sumHigh: Long, sumLow: Long): Array[Byte] = {
-    val out = new ByteArrayOutputStream(7 + 32 + 8 + 16)
-    out.write(Algorithm.FinalDomain.getBytes(US_ASCII))
-    out.write(schemaDigest)
-    writeLongLE(out, rows)
-    writeLongLE(out, sumLow)
-    writeLongLE(out, sumHigh)
-    RowSchema.sha256(out.toByteArray)
-  }
-
-  /** varint(code) || varint(length) || digest, varints as unsigned LEB128 (the multiformats unsigned-varint). */
-  def multihash(digest: Array[Byte]): Array[Byte] = {
+  /** varint(code) || varint(length) || digest, varints as the multiformats unsigned varint. */
+  def multihash(algorithm: Algorithm, digest: Array[Byte]): Array[Byte] = {
     val out = new ByteArrayOutputStream(digest.length + 6)
-    writeVarint(out, Algorithm.MultihashCode.toLong)
-    writeVarint(out, digest.length.toLong)
+    Bytes.writeVarint(out, algorithm.multihashCode.toLong)
+    Bytes.writeVarint(out, digest.length.toLong)
     out.write(digest)
     out.toByteArray
   }
 
   /** Multibase base16 lower case: the prefix "f", then two hex digits per byte. */
-  def multibase(multihash: Array[Byte]): String = "f" + RowSchema.hex(multihash)
+  def multibase(multihash: Array[Byte]): String = "f" + Bytes.hex(multihash)
 
-  def digestString(schemaDigest: Array[Byte], rows: Long, sumHigh: Long, sumLow: Long): UTF8String =
-    UTF8String.fromString(multibase(multihash(finalDigest(schemaDigest, rows, sumHigh, sumLow))))
+  def digestString(algorithm: Algorithm, schemaDigest: Array[Byte], rows: Long, words: Array[Long]): UTF8String =
+    UTF8String.fromString(multibase(multihash(algorithm, algorithm.finalDigest(schemaDigest, rows, words))))
 
   val FingerprintType: StructType = StructType(Seq(
     StructField("digest", StringType, nullable = false),
@@ -54,33 +43,16 @@ object Digest {
   ))
 
   /** Everything the digest is made of, so that two fingerprints can say which part differs. */
-  def fingerprint(schema: RowSchema, rows: Long, sumHigh: Long, sumLow: Long): InternalRow = {
-    val mh = multihash(finalDigest(schema.digest, rows, sumHigh, sumLow))
+  def fingerprint(algorithm: Algorithm, schema: CanonicalSchema, rows: Long, words: Array[Long]): InternalRow = {
+    val mh = multihash(algorithm, algorithm.finalDigest(schema.digest, rows, words))
     new GenericInternalRow(Array[Any](
       UTF8String.fromString(multibase(mh)),
       rows,
       UTF8String.fromString(schema.digestHex),
-      UTF8String.fromString(f"$sumHigh%016x$sumLow%016x"),
-      UTF8String.fromString(schema.canonical),
-      UTF8String.fromString(Algorithm.Label),
+      UTF8String.fromString(algorithm.combiner.hex(words)),
+      UTF8String.fromString(schema.text),
+      UTF8String.fromString(algorithm.id),
       mh
     ))
-  }
-
-  private def writeLongLE(out: ByteArrayOutputStream, v: Long): Unit = {
-    var i = 0
-    while (i < 8) {
-      out.write((v >>> (8 * i)).toInt & 0xff)
-      i += 1
-    }
-  }
-
-  private def writeVarint(out: ByteArrayOutputStream, value: Long): Unit = {
-    var v = value
-    while (v >= 0x80) {
-      out.write(((v & 0x7f) | 0x80).toInt)
-      v >>>= 7
-    }
-    out.write(v.toInt)
   }
 }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.analysis.FunctionRegistryBase
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 import io.dsha.aggregate.{Dsha, DshaFingerprint}
-import io.dsha.expressions.LogicalHash
+import io.dsha.expressions.{LogicalHash, NamedArguments}
 import io.dsha.shims.SparkShims
 
 /**
@@ -23,14 +23,18 @@ object DshaFunctions {
     (FunctionIdentifier(name), FunctionRegistryBase.expressionInfo[T](name, None), build)
 
   val all: Seq[Description] = Seq(
-    describe[LogicalHash]("logical_hash")(LogicalHash.fromArguments),
-    describe[Dsha]("dsha")(args => Dsha(args, LogicalHash.fieldNames(args))),
-    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, LogicalHash.fieldNames(args)))
+    describe[LogicalHash]("logical_hash")(args => LogicalHash(args, NamedArguments.of(args))),
+    describe[Dsha]("dsha")(args => Dsha(args, NamedArguments.of(args))),
+    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, NamedArguments.of(args)))
   )
 
   val names: Seq[String] = all.map(_._1.funcName)
 
-  /** Registers the functions in one running session (`newSession()` and Spark Connect sessions need the extension). */
+  /**
+   * Registers the functions in one running session (`newSession()` and Spark Connect sessions need the extension).
+   * Without the extension the session also lacks [[ArgumentNamesAsInInput]]: a column argument is then named as the
+   * query spells it (`dsha(A)` over a column `a` hashes a column `A`).
+   */
   def register(spark: SparkSession): Unit = {
     val registry = SparkShims.functionRegistry(spark)
     all.foreach { case (id, info, builder) =>

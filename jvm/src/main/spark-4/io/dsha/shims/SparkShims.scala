@@ -4,35 +4,25 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
 import org.apache.spark.sql.types.{DataType, StringType, VariantType}
-import org.apache.spark.unsafe.types.VariantVal
 
-import io.dsha.encoding.{Encoding, ValueWriter, VariantEncoder}
-import io.dsha.encoding.Encoding.{Kind, Leaf}
-
-/** Everything that differs between Spark lines. This is the Spark 4.x version (Scala 2.13). */
+/**
+ * Facts about the Spark 4.x line (Scala 2.13; one jar for 4.0-4.3). A shim answers questions about Spark and makes no
+ * encoding decision; it depends on Spark and on the [[VariantAccess]] contract only.
+ */
 object SparkShims {
 
-  /** Collations are part of the type: values are hashed by their exact bytes, the collation goes into the schema. */
-  def canonicalStringType(s: StringType): String = s.typeName // "string", or "string collate UTF8_LCASE"
+  /** Spark's SQL name of a string type: "string", or "string collate UTF8_LCASE" for a collated one. */
+  def stringTypeName(s: StringType): String = s.typeName
 
-  /** Variant values (Spark 4.0+): written by [[VariantEncoder]], from interpreted and generated code alike. */
-  def variantWriter(path: String): ValueWriter = {
-    val encoder = new VariantEncoder(path)
-    (h, v) => encoder.write(h, v.asInstanceOf[VariantVal])
-  }
+  def isVariant(dt: DataType): Boolean = dt == VariantType
 
-  def variantEncoderClass: String = classOf[VariantEncoder].getName
+  /** TIME(p), Spark 4.1+ (matched by name: this jar is compiled against 4.0). */
+  def isTime(dt: DataType): Boolean = dt.getClass.getSimpleName == "TimeType"
 
-  /** Types that only some Spark lines have, matched by name where this jar is compiled against an older line. */
-  def newerLeaf(dt: DataType): Option[Encoding] = dt match {
-    case VariantType => Some(Leaf(Kind.Variant, dt, "variant"))
-    // TIME(p) arrived in Spark 4.1: nanoseconds since midnight in a long.
-    case t if t.getClass.getSimpleName == "TimeType" => Some(Leaf(Kind.Int64, dt, t.typeName.toLowerCase))
-    // TIMESTAMP_NTZ(p)/TIMESTAMP_LTZ(p) with p > 6 arrived in Spark 4.3 (TimestampNanosVal values).
-    case t if t.getClass.getSimpleName.endsWith("NanosType") =>
-      Some(Leaf(Kind.TimestampNanos, dt, t.typeName.toLowerCase))
-    case _ => None
-  }
+  /** TIMESTAMP_NTZ(p) / TIMESTAMP_LTZ(p) with p > 6, Spark 4.3+ (matched by name). */
+  def isNanosTimestamp(dt: DataType): Boolean = dt.getClass.getSimpleName.endsWith("NanosType")
+
+  def variantAccess: VariantAccess = SparkVariantAccess
 
   /**
    * How a built-in function is named in the registry: Spark 4.3 requires a fully qualified identifier

@@ -1,0 +1,45 @@
+package io.dsha.algorithm
+
+/**
+ * A digest algorithm as a composition of pieces (SPEC.md): a row hash the encoders write into, an entry set for the
+ * order-independent parts of a value (maps, variant objects), a combiner of row digests, and a finalisation with the
+ * row count and the schema digest. dsha-v1 is one such composition ([[DshaV1]]); a new algorithm is a new object
+ * beside it, with its own id — the writers, the aggregate and the execution code take the algorithm as a value.
+ *
+ * Generated code names `rowHasherClass` and `entrySetClass`, so its calls stay monomorphic.
+ */
+trait Algorithm extends Serializable {
+
+  /** The id users see (`dsha-v1`); also the algorithm's label in fingerprints. */
+  def id: String
+
+  /** The name in error messages ("dsha algorithm v1"). */
+  def description: String
+
+  /** Multihash code of the final digest (multicodec private-use range 0x300000-0x3FFFFF). */
+  def multihashCode: Int
+
+  def rowHasherClass: Class[_ <: RowHasher]
+
+  /** A row hasher whose rows start after `schemaDigest`. */
+  def newRowHasher(schemaDigest: Array[Byte]): RowHasher
+
+  def entrySetClass: Class[_ <: EntrySet]
+
+  def newEntrySet(): EntrySet
+
+  def combiner: Combiner
+
+  /** The final digest of a table: its schema digest, its row count and the combined state of its row digests. */
+  def finalDigest(schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte]
+
+  override def toString: String = id
+}
+
+object Algorithm {
+  val all: Seq[Algorithm] = Seq(DshaV1)
+
+  def byId(id: String): Algorithm = all.find(_.id == id).getOrElse(
+    throw new IllegalArgumentException(s"unknown dsha algorithm '$id' (known: ${all.map(_.id).mkString(", ")})")
+  )
+}
