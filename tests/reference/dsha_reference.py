@@ -16,7 +16,10 @@ Rows are JSON values with the conventions of SPEC §10.
 Command line::
 
     python dsha_reference.py check tests/golden/vectors.json
-    python dsha_reference.py fill  tests/golden/vectors.json
+    python dsha_reference.py fill  tests/golden/vectors.json [NAME ...]   # only the named vectors, if given
+
+A vector's ``arguments`` (the SQL argument list of its dsha call, SPEC §10) needs no evaluation here: its ``schema``
+and ``rows`` are already the columns the arguments give.
 """
 
 from __future__ import annotations
@@ -163,6 +166,12 @@ SIMPLE_TYPES = {
     "boolean", "tinyint", "smallint", "int", "bigint", "float", "double", "string", "binary", "date",
     "timestamp", "timestamp_ntz", "void", "variant", "interval",
 }
+# Collation names as Spark prints them (SPEC §2.3): the UTF8 family, or an ICU locale (UNICODE, or language, optional
+# script, optional ISO 3166 alpha-3 country) with the non-default specifiers in the order CI, AI, RTRIM.
+COLLATION_NAME = re.compile(
+    r"UTF8_LCASE(_RTRIM)?|UTF8_BINARY_RTRIM"
+    r"|(UNICODE|[a-z]{2,3}(_[A-Z][a-z]{3})?(_[A-Z]{3})?)(_CI)?(_AI)?(_RTRIM)?"
+)
 YM_UNITS = ["year", "month"]
 DT_UNITS = ["day", "hour", "minute", "second"]
 
@@ -303,10 +312,12 @@ class _Parser:
                 m = re.compile(r"[A-Za-z0-9_]+").match(self.s, self.i)
                 if not m:
                     self.fail("expected a collation name")
-                self.i = m.end()
                 name = m.group(0)
                 if name == "UTF8_BINARY":
                     self.fail("UTF8_BINARY is written as plain 'string' in a canonical schema")
+                if not COLLATION_NAME.fullmatch(name):
+                    self.fail(f"{name!r} is not a collation name as SPEC §2.3 spells it")
+                self.i = m.end()
                 return DType("collated", text=name)
             return DType("string")
         if w == "time":
@@ -373,16 +384,15 @@ def schema_digest(schema_str: str) -> bytes:
 # --------------------------------------------------------------------------------------------------------------
 
 
+PLAIN_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
 def decimal_unscaled(v: Any, precision: int, scale: int) -> int:
-    """The exact unscaled value of a DECIMAL given as a string (or integer); error if not exact."""
-    if isinstance(v, bool) or not isinstance(v, (str, int)):
-        raise ValueError(f"decimal({precision},{scale}): expected a string, got {v!r}")
-    try:
-        d = decimal.Decimal(v)
-    except decimal.InvalidOperation:
-        raise ValueError(f"decimal({precision},{scale}): not a number: {v!r}") from None
-    if not d.is_finite():
-        raise ValueError(f"decimal({precision},{scale}): not finite: {v!r}")
+    """The exact unscaled value of a DECIMAL given as a string in plain notation (SPEC §10); error if not exact."""
+    if not isinstance(v, str) or not PLAIN_DECIMAL.fullmatch(v):
+        raise ValueError(f"decimal({precision},{scale}): expected a string in plain notation "
+                         f"(-?digits[.digits]), got {v!r}")
+    d = decimal.Decimal(v)
     sign, digits, exp = d.as_tuple()
     mantissa = int("".join(map(str, digits))) if digits else 0
     # value = mantissa * 10^exp; unscaled = value * 10^scale = mantissa * 10^(exp + scale)
@@ -675,6 +685,9 @@ def _compute_expected(vec: dict) -> dict:
 def check_vector(vec: dict) -> List[str]:
     """Problems found with one vector (empty if it passes)."""
     problems = []
+    args = vec.get("arguments", "*")
+    if not (isinstance(args, str) and args.strip()):
+        problems.append(f"arguments must be a non-empty SQL argument list, got {args!r}")
     missing = [f for f in EXPECTED_FIELDS if f not in vec]
     if missing:
         problems.append(f"missing expected field(s) {missing} (run 'fill')")
@@ -720,11 +733,18 @@ def cmd_check(path: str) -> int:
     return 1 if failed else 0
 
 
-def cmd_fill(path: str) -> int:
+def cmd_fill(path: str, names: List[str]) -> int:
+    """Adds the missing expected fields (of the named vectors only, if names are given)."""
     doc = _load(path)
+    unknown = set(names) - {vec.get("name") for vec in doc["vectors"]}
+    if unknown:
+        print(f"no vector named {sorted(unknown)}", file=sys.stderr)
+        return 2
     filled = conflicts = errors = 0
     for vec in doc["vectors"]:
         name = vec.get("name", "?")
+        if names and name not in names:
+            continue
         missing = [f for f in EXPECTED_FIELDS if f not in vec]
         try:
             got = _compute_expected(vec)
@@ -750,10 +770,10 @@ def cmd_fill(path: str) -> int:
 
 
 def main(argv: List[str]) -> int:
-    if len(argv) != 3 or argv[1] not in ("check", "fill"):
-        print(f"usage: {argv[0]} check|fill VECTORS.json", file=sys.stderr)
+    if len(argv) < 3 or argv[1] not in ("check", "fill") or (argv[1] == "check" and len(argv) != 3):
+        print(f"usage: {argv[0]} check VECTORS.json | fill VECTORS.json [NAME ...]", file=sys.stderr)
         return 2
-    return cmd_check(argv[2]) if argv[1] == "check" else cmd_fill(argv[2])
+    return cmd_check(argv[2]) if argv[1] == "check" else cmd_fill(argv[2], argv[3:])
 
 
 if __name__ == "__main__":

@@ -222,6 +222,20 @@ def test_schema_errors(bad):
         ref.parse_schema(bad)
 
 
+def test_collation_names_as_spark_prints_them():
+    # SPEC §2.3: UTF8 family, or locale (UNICODE | language[_Script][_CCC]) then _CI, _AI, _RTRIM in that order
+    for name in ("UTF8_LCASE", "UTF8_LCASE_RTRIM", "UTF8_BINARY_RTRIM", "UNICODE", "UNICODE_CI", "UNICODE_AI",
+                 "UNICODE_CI_AI", "UNICODE_CI_AI_RTRIM", "en", "en_CI", "en_USA", "en_USA_CI_AI", "de_AI_RTRIM",
+                 "sr_Cyrl_SRB_AI", "zh_Hant", "zh_Hant_TWN_CI", "ceb", "pa_Guru_IND"):
+        s = f'struct<"s":string collate {name}>'
+        assert ref.canonical_schema(s) == s, name
+    for name in ("UTF8_BINARY", "unicode_ci", "Unicode", "en_ci", "EN_CI", "en_AI_CI", "en_usa", "en_US", "de_CS",
+                 "en_AS", "en_RTRIM_CI", "zh_HANT", "zh_TWN_Hant", "UTF8_LCASE_CI", "UTF8_BINARY_LCASE", "en_LTRIM",
+                 "UNICODE_TRIM"):
+        with pytest.raises(ValueError, match=name):
+            ref.parse_schema(f'struct<"s":string collate {name}>')
+
+
 def test_names_and_types_are_significant():
     a = ref.row_digest('struct<"a":int>', {"a": 1})
     assert a != ref.row_digest('struct<"A":int>', {"A": 1})
@@ -310,6 +324,16 @@ def test_decimals():
         ref.encode_value(t, "12.345")  # not exact at scale 2
     with pytest.raises(ValueError):
         ref.encode_value(t, "123456789.00")  # 11 digits > precision 10
+    assert ref.encode_value(t, "12") == struct.pack("<q", 1200)  # fewer fractional digits than the scale
+    assert ref.encode_value(t, "12.3400") == struct.pack("<q", 1234)  # more, if they are zeros
+    assert ref.encode_value(t, "-0.00") == struct.pack("<q", 0)
+    # SPEC §10: a string in plain notation, -?digits[.digits]; nothing else
+    for bad in ("1.2E+1", "+12.34", " 12.34", "12.", ".5", "1_000.00", "NaN", "Infinity", "0x10", "", "--1"):
+        with pytest.raises(ValueError):
+            ref.encode_value(t, bad)
+    for bad in (12, 12.34, True, None, ["12.34"]):
+        with pytest.raises(ValueError):
+            ref.encode_value(t, bad)
     t = ref.parse_schema('struct<"a":decimal(20,0)>').fields[0][1]
     assert ref.encode_value(t, "1") == (1).to_bytes(16, "little")
     assert ref.encode_value(t, "-1") == b"\xff" * 16
@@ -355,9 +379,35 @@ def _v(text):
 def test_variant_decimal_text():
     import decimal
     cases = {"1.50": "1.5", "100": "100", "100.00": "100", "-0.010": "-0.01", "0.0": "0", "-0.0": "0",
-             "0": "0", "0.001": "0.001", "12.340": "12.34"}
+             "0": "0", "0.001": "0.001", "12.340": "12.34",
+             # SPEC §3.6: no "1." for 1.0, no negative zero, plain notation for values stored with an exponent
+             "1.0": "1", "-1.0": "-1", "0.00": "0", "-0.00": "0", "1E+3": "1000", "1.000E+3": "1000",
+             "-1E+3": "-1000", "1000": "1000", "1000.000": "1000", "1.5E-3": "0.0015", "-5E-38": "-0." + "0" * 37 + "5",
+             "12345678901234567890123456789012345678": "12345678901234567890123456789012345678"}
     for inp, out in cases.items():
         assert ref.variant_decimal_text(decimal.Decimal(inp)) == out, inp
+
+
+def test_variant_numbers_in_vectors():
+    # SPEC §10: numbers in a variant's JSON text are read as Spark's parse_json reads them
+    def dec(text):
+        return b"\x05" + struct.pack("<I", len(text)) + text.encode()
+
+    def dbl(x):
+        return b"\x04" + struct.pack("<d", x)
+
+    assert _v("1.0") == dec("1")
+    assert _v("-0.0") == dec("0")  # a decimal zero, not a double -0.0
+    assert _v("0.00") == dec("0")
+    assert _v("1000.000") == dec("1000") == _v("1000.0")  # how a vector writes a decimal 1000 of scale 0
+    assert _v("1000") == b"\x02" + struct.pack("<q", 1000)  # an integer, not a decimal
+    assert _v("9223372036854775807") == b"\x02" + struct.pack("<q", 2 ** 63 - 1)
+    assert _v("9223372036854775808") == dec("9223372036854775808")  # beyond i64: a decimal (38 digits at most)
+    assert _v("-" + "9" * 38) == dec("-" + "9" * 38)
+    assert _v("1" * 39) == dbl(float("1" * 39))  # 39 digits: a double
+    assert _v("0." + "0" * 38 + "1") == dbl(1e-39)  # scale 39: a double
+    assert _v("1E+3") == _v("1e3") == _v("1.0E3") == dbl(1000.0)  # an exponent: a double
+    assert _v("-0e0") == dbl(0.0)  # a double -0.0, normalised (SPEC §3.2)
 
 
 def test_variant_encoding():
@@ -459,6 +509,27 @@ def test_fill_never_overwrites_and_check(tmp_path):
     r = _run("check", str(p))
     assert r.returncode == 1
     assert r.stdout.strip().splitlines()[-1] == "1 passed, 1 failed"
+
+
+def test_fill_only_the_named_vectors_and_arguments(tmp_path):
+    s = 'struct<"a":int>'
+    doc = {"algorithm": "dsha-v1", "vectors": [
+        {"name": "one", "sql": "SELECT 1 AS a", "arguments": "A", "schema": s, "rows": [{"a": 1}]},
+        {"name": "two", "sql": "SELECT 2 AS a", "schema": s, "rows": [{"a": 2}]},
+    ]}
+    p = tmp_path / "v.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    r = _run("fill", str(p), "one")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(p.read_text(encoding="utf-8"))
+    assert out["vectors"][0]["dsha"] == ref.table_digest(s, [{"a": 1}])["digest"]
+    assert "dsha" not in out["vectors"][1]
+    assert _run("fill", str(p), "three").returncode == 2
+    # a vector's arguments are a non-empty SQL argument list
+    out["vectors"][0]["arguments"] = ""
+    p.write_text(json.dumps(out), encoding="utf-8")
+    r = _run("check", str(p))
+    assert r.returncode == 1 and "FAIL one: arguments" in r.stdout
 
 
 @pytest.mark.skipif(not os.path.exists(GOLDEN), reason="no golden vectors")

@@ -8,7 +8,8 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
 /**
  * The golden vectors of SPEC.md, checked on this Spark version in every execution mode (SparkSuite.modes): the digest
- * string, the canonical schema and its digest, the content sum, and every row digest.
+ * string, the canonical schema and its digest, the content sum, and every row digest. A vector's optional `arguments`
+ * is the SQL argument list of its dsha calls (default `*`); its optional `min_spark` is a major.minor version.
  */
 class GoldenVectorsSuite extends SparkSuite {
 
@@ -18,6 +19,7 @@ class GoldenVectorsSuite extends SparkSuite {
     doc.get("vectors").elements().asScala.toSeq
   }
 
+  /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
   private def atLeast(version: String, required: String): Boolean = {
     def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
     val (a, b) = (parts(version), parts(required))
@@ -48,12 +50,13 @@ class GoldenVectorsSuite extends SparkSuite {
         .getOrElse(Map.empty)
       withConf(conf) {
         val sql = v.get("sql").asText()
+        val arguments = Option(v.get("arguments")).map(_.asText()).getOrElse("*")
         val expectedRows = v.get("row_digests").elements().asScala.map(_.asText()).toSeq
         val (fingerprint, rowDigests) = sameInAllModes {
           // A shuffle first, so hashing runs on real rows (generated or interpreted), not folded on the driver.
           val df = spark.sql(sql).repartition(2)
-          val fp = df.selectExpr("dsha_fingerprint(*) AS f").selectExpr("f.*").collect().head
-          val rows = df.selectExpr("lower(hex(logical_hash(*)))").collect().map(_.getString(0)).toSeq.sorted
+          val fp = df.selectExpr(s"dsha_fingerprint($arguments) AS f").selectExpr("f.*").collect().head
+          val rows = df.selectExpr(s"lower(hex(logical_hash($arguments)))").collect().map(_.getString(0)).toSeq.sorted
           (
             (
               fp.getAs[String]("digest"),
@@ -72,7 +75,7 @@ class GoldenVectorsSuite extends SparkSuite {
         assert(fingerprint._5 == expectedRows.size.toLong, "row count")
         assert(fingerprint._1 == v.get("dsha").asText(), "digest")
         // The same data, constant-folded on the driver, gives the same digest.
-        assert(spark.sql(s"SELECT dsha(*) FROM ($sql)").collect().head.getString(0) == v.get("dsha").asText())
+        assert(spark.sql(s"SELECT dsha($arguments) FROM ($sql)").collect().head.getString(0) == v.get("dsha").asText())
       }
     }
   }
