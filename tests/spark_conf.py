@@ -1,4 +1,4 @@
-"""Runtime SQL settings for tests, shared by tests/python, tests/reliability and bench/run.py (they put this directory
+"""Runtime SQL settings for tests, shared by tests/python, tests/reliability and bench/methods.py (they put this directory
 on sys.path)."""
 import contextlib
 import json

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.{DataType, StringType}
 
 import io.dsha.algorithm.{Algorithm, DshaV1}
 import io.dsha.expressions.{NamedArguments, RowDigest, WrappingAdd}
-import io.dsha.output.Digest
+import io.dsha.output.DigestFormat
 import io.dsha.types.CanonicalSchema
 
 /**
@@ -51,7 +51,7 @@ abstract class DshaAggregate extends DeclarativeAggregate with NamedArguments {
 
   override lazy val evaluateExpression: Expression = DshaResult(aggBufferAttributes, schema, algorithm, fingerprint)
 
-  override def dataType: DataType = if (fingerprint) Digest.FingerprintType else StringType
+  override def dataType: DataType = if (fingerprint) DigestFormat.FingerprintType else StringType
 }
 
 // scalastyle:off line.size.limit

@@ -7,14 +7,14 @@ import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{DataType, StringType}
 
 import io.dsha.algorithm.Algorithm
-import io.dsha.output.Digest
+import io.dsha.output.DigestFormat
 import io.dsha.types.CanonicalSchema
 
 /** Turns an aggregation buffer (rows, then the combiner's words) into the digest string or the fingerprint. */
 case class DshaResult(children: Seq[Expression], schema: CanonicalSchema, algorithm: Algorithm, fingerprint: Boolean)
     extends Expression {
   override def nullable: Boolean = false
-  override def dataType: DataType = if (fingerprint) Digest.FingerprintType else StringType
+  override def dataType: DataType = if (fingerprint) DigestFormat.FingerprintType else StringType
 
   override def eval(input: InternalRow): Any = {
     val values = children.map(_.eval(input).asInstanceOf[Long])
@@ -23,8 +23,8 @@ case class DshaResult(children: Seq[Expression], schema: CanonicalSchema, algori
 
   /** Called by the generated code too (once per group, not per row). */
   def result(rows: Long, words: Array[Long]): Any =
-    if (fingerprint) Digest.fingerprint(algorithm, schema, rows, words)
-    else Digest.digestString(algorithm, schema.digest, rows, words)
+    if (fingerprint) DigestFormat.fingerprint(algorithm, schema, rows, words)
+    else DigestFormat.digestString(algorithm, schema.digest, rows, words)
 
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
     val self = ctx.addReferenceObj("dshaResult", this)

@@ -52,8 +52,8 @@ object HashRowBytes {
     if (!global || !rowsExist(agg.child)) {
       None
     } else {
-      val digests = agg.aggregateExpressions.map(digest(_, agg.child.output))
-      if (digests.forall(_.isDefined)) Some(PartialDshaExec(digests.flatten, agg.output, agg.child)) else None
+      val aggregates = agg.aggregateExpressions.map(aggregate(_, agg.child.output))
+      if (aggregates.forall(_.isDefined)) Some(PartialDshaExec(aggregates.flatten, agg.output, agg.child)) else None
     }
   }
 
@@ -67,13 +67,13 @@ object HashRowBytes {
     case other => !other.supportsColumnar
   }
 
-  private def digest(e: AggregateExpression, input: Seq[Attribute]): Option[PartialDshaExec.Digest] =
+  private def aggregate(e: AggregateExpression, input: Seq[Attribute]): Option[PartialDshaExec.Aggregate] =
     e.aggregateFunction match {
       case d: DshaAggregate if e.mode == Partial && !e.isDistinct && e.filter.isEmpty =>
         val columns = d.children.map(column(_, input))
         if (columns.forall(_.isDefined)) {
           val spec = StateHasher.Spec(d.schema, columns.flatten.toIndexedSeq, d.algorithm)
-          Some(PartialDshaExec.Digest(d.prettyName, d.fieldNames, spec)).filter(_ =>
+          Some(PartialDshaExec.Aggregate(d.prettyName, d.fieldNames, spec)).filter(_ =>
             RowBytesWriter.direct(d.schema.row)
           )
         } else None

@@ -15,12 +15,13 @@ import io.dsha.aggregate.DigestState
  * partition, the same aggregation buffer ([[DigestState]]: rows, then the state words of each digest) that the final
  * aggregate merges.
  *
- * @param digests one entry per dsha aggregate: its canonical schema and, per argument, the input column holding it
+ * @param aggregates one entry per dsha aggregate: its canonical schema and, per argument, the input column holding it
  */
-case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Attribute], child: SparkPlan)
+case class PartialDshaExec(aggregates: Seq[PartialDshaExec.Aggregate], output: Seq[Attribute], child: SparkPlan)
     extends UnaryExecNode {
 
-  override def references: AttributeSet = AttributeSet(digests.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
+  override def references: AttributeSet =
+    AttributeSet(aggregates.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
 
   // Partial aggregates are merged after a shuffle to one partition, unless the input already is in one.
   override def outputPartitioning: Partitioning = child.outputPartitioning match {
@@ -29,7 +30,7 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
   }
 
   override def simpleString(maxFields: Int): String =
-    s"PartialDsha [${digests.mkString(", ")}] (hashes row bytes), output=${output.mkString("[", ", ", "]")}"
+    s"PartialDsha [${aggregates.mkString(", ")}] (hashes row bytes), output=${output.mkString("[", ", ", "]")}"
 
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
@@ -39,7 +40,7 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
   override protected def doExecute(): RDD[InternalRow] = {
     val numOutputRows = longMetric("numOutputRows")
     val rowsHashed = longMetric("rowsHashed")
-    val specs = digests.map(_.spec)
+    val specs = aggregates.map(_.spec)
     val outputTypes = output.map(_.dataType).toArray
     child.execute().mapPartitions(
       { rows =>
@@ -59,7 +60,7 @@ case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Att
 object PartialDshaExec {
 
   /** One dsha aggregate: its name and arguments (for EXPLAIN) and what to hash ([[DigestState]] buffer layout). */
-  final case class Digest(function: String, fieldNames: Seq[String], spec: StateHasher.Spec) {
+  final case class Aggregate(function: String, fieldNames: Seq[String], spec: StateHasher.Spec) {
     override def toString: String = s"partial_$function(${fieldNames.mkString(", ")})"
   }
 }

@@ -15,7 +15,7 @@ import io.dsha.util.Bytes
  * The output forms of a final digest (SPEC.md §6): a multihash carrying the algorithm's code, printed in multibase
  * base16, and the fingerprint struct with every part the digest is made of.
  */
-object Digest {
+object DigestFormat {
 
   /** varint(code) || varint(length) || digest, varints as the multiformats unsigned varint. */
   def multihash(algorithm: Algorithm, digest: Array[Byte]): Array[Byte] = {
