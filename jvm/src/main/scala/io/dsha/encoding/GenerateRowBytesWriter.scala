@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.{CodeAndComment, CodeFo
 
 import io.dsha.hash.ByteSink
 import io.dsha.types.CanonicalSchema
-import io.dsha.types.CanonicalType.{Field, Fixed, LengthPrefixed}
+import io.dsha.types.CanonicalType._
 
 /**
  * Generates the [[RowBytesWriter]] of one canonical row: straight-line Java, one block per column with its ordinal and
@@ -71,7 +71,7 @@ object GenerateRowBytesWriter {
            |int $size = (int) $offsetAndSize;
            |h.putByteAndInt($m, $size);
            |h.putBytes(row.getBaseObject(), row.getBaseOffset() + ($offsetAndSize >>> 32), $size);""".stripMargin
-      case other =>
+      case other @ (_: Composite | _: Void | _: Variant | _: ArrayOf | _: MapOf | _: StructOf) =>
         // Composite and nested values (never on the plans HashRowBytes rewrites): the value object, interpreted.
         val writer = ctx.addReferenceObj(
           "writer",

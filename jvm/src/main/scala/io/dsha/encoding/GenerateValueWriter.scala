@@ -34,7 +34,8 @@ final class GenerateValueWriter(ctx: CodegenContext, algorithm: Algorithm) {
     t match {
       case Fixed(kind, _, _) => s"$h.putByteAnd${kind.width.method}($m, ${kind.bitsCode(v)});"
       case LengthPrefixed(BytesKind.Utf8, _, _) => s"${classOf[Canonical].getName}.putMarkedString($h, $v);"
-      case _ => s"$h.putByte($m);\n${write(t, v, h, path)}"
+      case _: LengthPrefixed | _: Composite | _: Void | _: Variant | _: ArrayOf | _: MapOf | _: StructOf =>
+        s"$h.putByte($m);\n${write(t, v, h, path)}"
     }
   }
 

@@ -7,7 +7,7 @@ import org.apache.spark.sql.types.DataType
 import io.dsha.hash.ByteSink
 import io.dsha.types.CanonicalSchema
 import io.dsha.types.CanonicalType
-import io.dsha.types.CanonicalType.{Fixed, LengthPrefixed}
+import io.dsha.types.CanonicalType._
 
 /**
  * The interpreted [[RowBytesWriter]], and the generated one's fallback for rows that are not UnsafeRows: those, and
@@ -46,7 +46,7 @@ final class InterpretedRowBytesWriter(spec: RowBytesWriter.Spec) extends RowByte
       val size = offsetAndSize.toInt
       h.putByteAndInt(Canonical.VALUE_MARKER, size)
       h.putBytes(row.getBaseObject, row.getBaseOffset + (offsetAndSize >>> 32), size)
-    case _ => writeObject(h, row, i, o)
+    case _: Composite | _: Void | _: Variant | _: ArrayOf | _: MapOf | _: StructOf => writeObject(h, row, i, o)
   }
 
   /** The value marker and argument `i`'s value object, from column `o`, written by its value writer. */

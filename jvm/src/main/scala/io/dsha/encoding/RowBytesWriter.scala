@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.CodeGeneratorWithInterpretedFal
 import io.dsha.algorithm.Algorithm
 import io.dsha.hash.ByteSink
 import io.dsha.types.CanonicalType
-import io.dsha.types.CanonicalType.{Fixed, LengthPrefixed, StructOf}
+import io.dsha.types.CanonicalType._
 
 /**
  * Writes the canonical encoding of a row's columns (marker, then value, in canonical order) into a byte sink, reading
@@ -46,7 +46,7 @@ object RowBytesWriter extends CodeGeneratorWithInterpretedFallback[RowBytesSpec,
    */
   def readsBytes(t: CanonicalType): Boolean = t match {
     case _: Fixed | _: LengthPrefixed => true
-    case _ => false
+    case _: Composite | _: Void | _: Variant | _: ArrayOf | _: MapOf | _: StructOf => false
   }
 
   /** Whether every column is read from the row's bytes (no per-value objects at all). */
