@@ -20,7 +20,8 @@ import io.dsha.aggregate.DigestState
 case class PartialDshaExec(aggregates: Seq[PartialDshaExec.Aggregate], output: Seq[Attribute], child: SparkPlan)
     extends UnaryExecNode {
 
-  override def references: AttributeSet =
+  // A lazy val: Spark 3.5 declares QueryPlan.references a lazy val (which a def cannot override), Spark 4 a def.
+  @transient override lazy val references: AttributeSet =
     AttributeSet(aggregates.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
 
   // Partial aggregates are merged after a shuffle to one partition, unless the input already is in one.

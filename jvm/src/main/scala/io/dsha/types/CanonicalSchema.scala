@@ -106,8 +106,14 @@ object CanonicalSchema {
     sorted
   }
 
-  def compareUtf8(a: String, b: String): Int =
-    java.util.Arrays.compareUnsigned(a.getBytes(UTF_8), b.getBytes(UTF_8))
+  /** Unsigned lexicographic byte order (java.util.Arrays.compareUnsigned is Java 9+; the 3.5 jars run on Java 8). */
+  def compareUtf8(a: String, b: String): Int = {
+    val (x, y) = (a.getBytes(UTF_8), b.getBytes(UTF_8))
+    val n = math.min(x.length, y.length)
+    var i = 0
+    while (i < n && x(i) == y(i)) i += 1
+    if (i < n) (x(i) & 0xff) - (y(i) & 0xff) else x.length - y.length
+  }
 
   /** Names in error messages, quoted as Spark quotes identifiers. */
   def pathName(name: String): String = "`" + name.replace("`", "``") + "`"
