@@ -74,6 +74,9 @@ object SparkSuite {
     .config("spark.ui.enabled", "false")
     .config("spark.sql.session.timeZone", "UTC")
     .config("spark.sql.adaptive.enabled", "false")
+    // Spark 4's defaults; Spark 3.5 refuses to write dates before 1582 to Parquet (WRITE_ANCIENT_DATETIME) without them.
+    .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
+    .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
     .getOrCreate()
 
   /** The repository root: tests read tests/golden/ from there whatever the working directory. */

@@ -132,7 +132,11 @@ object Encoding {
   def compareUtf8(a: String, b: String): Int = {
     val x = a.getBytes(UTF_8)
     val y = b.getBytes(UTF_8)
-    java.util.Arrays.compareUnsigned(x, y)
+    // Unsigned lexicographic byte order (java.util.Arrays.compareUnsigned, which is Java 9+: the 3.5 jars target 8).
+    val n = math.min(x.length, y.length)
+    var i = 0
+    while (i < n && x(i) == y(i)) i += 1
+    if (i < n) (x(i) & 0xff) - (y(i) & 0xff) else x.length - y.length
   }
 
   /** Names in error messages, quoted as Spark quotes identifiers. */

@@ -21,7 +21,9 @@ import io.dsha.hash.Murmur3x64Stream
 case class PartialDshaExec(digests: Seq[PartialDshaExec.Digest], output: Seq[Attribute], child: SparkPlan)
     extends UnaryExecNode {
 
-  override def references: AttributeSet = AttributeSet(digests.flatMap(_.rowOrdinals).distinct.map(child.output))
+  // A lazy val: Spark 3.5 declares QueryPlan.references a lazy val (which a def cannot override), Spark 4 a def.
+  @transient override lazy val references: AttributeSet =
+    AttributeSet(digests.flatMap(_.rowOrdinals).distinct.map(child.output))
 
   // Partial aggregates are merged after a shuffle to one partition, unless the input already is in one.
   override def outputPartitioning: Partitioning = child.outputPartitioning match {
