@@ -19,7 +19,14 @@ import pyspark
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-JAR = Path(os.environ.get("DSHA_JAR") or ROOT / "jvm" / "target" / "dsha-0.1.0.jar").resolve()
+def _default_jar() -> str:
+    """The dsha package's jar for this pyspark (its Spark line and Scala version)."""
+    import dsha
+
+    return dsha.jar_path()
+
+
+JAR = Path(os.environ.get("DSHA_JAR") or _default_jar()).resolve()
 EXTENSION = "io.dsha.registration.DshaExtensions"
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_VERSION = tuple(int(x) for x in re.findall(r"\d+", pyspark.__version__)[:2])
