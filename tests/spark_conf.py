@@ -5,6 +5,13 @@ import contextlib
 # The execution paths every expression test runs in: generated code and the interpreted eval, both with Spark's
 # aggregate; then dsha's partial step that hashes rows from their bytes where it applies (spark.dsha.hashRowBytes).
 ROW_BYTES = "spark.dsha.hashRowBytes"
+
+# Settings every test session starts with, so that every Spark line behaves as Spark 4 does by default: Spark 3.5
+# refuses to write dates before 1582 and timestamps before 1900 to Parquet (WRITE_ANCIENT_DATETIME) otherwise.
+SESSION_DEFAULTS = {
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+}
 CODEGEN_MODES = {
     "CODEGEN_ONLY": {"spark.sql.codegen.factoryMode": "CODEGEN_ONLY", "spark.sql.codegen.wholeStage": "true",
                      ROW_BYTES: "false"},
