@@ -115,3 +115,23 @@ def test_cli_version():
     assert any(line.startswith("spark: ") and "Scala 2.1" in line for line in lines), lines
     assert any(line.startswith("jar: ") and line.endswith((".jar", "(from DSHA_JAR)")) for line in lines), lines
     assert out.stderr == ""
+
+
+@pytest.mark.parametrize("core, expected", [
+    ("spark-core_2.12-3.5.0.jar", "dsha-spark3.5_2.12-"),   # pyspark 3.5, Databricks 14.3/15.4 LTS
+    ("spark-core_2.13-3.5.2.jar", "dsha-spark3.5_2.13-"),   # a Spark 3.5 distribution for Scala 2.13
+    ("spark-core_2.13-4.1.0.jar", "dsha-spark4_2.13-"),
+    ("spark-core_2.12-3.4.1.jar", None),                    # no jar: the error names the supported lines
+    ("spark-core_2.13-5.0.0.jar", None),
+])
+def test_jar_for_each_spark_home(monkeypatch, tmp_path, core, expected):
+    (tmp_path / "jars").mkdir()
+    (tmp_path / "jars" / core).touch()
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    monkeypatch.delenv("DSHA_JAR", raising=False)
+    if expected:
+        assert os.path.basename(dsha.jar_path()).startswith(expected)
+    else:
+        with pytest.raises(dsha.UnsupportedSparkError, match=r"it supports Spark 3\.5 \(Scala 2\.12, 2\.13\); "
+                                                             r"Spark 4\.x \(Scala 2\.13\)"):
+            dsha.jar_path()
