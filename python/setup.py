@@ -1,13 +1,38 @@
-"""Packaging hook: the wheel must carry the extension jar, so building without it fails loudly."""
+"""Packaging hook: the wheel must carry the extension jars, and the version comes from build.sbt (its one source).
+
+From the repository, the version is build.sbt's ``ThisBuild / version``; from an sdist (no build.sbt beside it), the
+version in the names of the bundled jars (``dsha-spark<line>_<scala>-<version>.jar``), which sbt named from build.sbt.
+"""
 import glob
 import os
+import re
 
 from setuptools import setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if not glob.glob(os.path.join(HERE, "dsha", "jars", "dsha-*.jar")):
+JARS = sorted(glob.glob(os.path.join(HERE, "dsha", "jars", "dsha-spark*.jar")))
+if not JARS:
     raise SystemExit(
-        "dsha: python/dsha/jars/dsha-*.jar is missing. Build it first with `dev/run build` "
-        "(it runs sbt package and copies the jar into the Python package)."
+        "dsha: python/dsha/jars/dsha-spark*.jar is missing. Build the jars first with `dev/run build` "
+        "(it runs sbt package for every Spark line and copies the jars into the Python package)."
     )
-setup()
+
+
+def version() -> str:
+    build_sbt = os.path.join(HERE, "..", "build.sbt")
+    if os.path.isfile(build_sbt):
+        with open(build_sbt, encoding="utf-8") as f:
+            m = re.search(r'^ThisBuild / version := "([^"]+)"', f.read(), re.M)
+        if not m:
+            raise SystemExit(f"dsha: no `ThisBuild / version := \"...\"` line in {build_sbt}")
+        found = {m.group(1)}
+    else:
+        found = {re.match(r"dsha-spark[^_]+_[^-]+-(.+)\.jar$", os.path.basename(j)).group(1) for j in JARS}
+    stale = [j for j in JARS if not any(j.endswith(f"-{v}.jar") for v in found)]
+    if len(found) != 1 or stale:
+        raise SystemExit(f"dsha: the bundled jars do not all carry version {sorted(found)}: "
+                         f"{[os.path.basename(j) for j in JARS]}; rebuild them with `dev/run build`")
+    return found.pop()
+
+
+setup(version=version())

@@ -5,6 +5,12 @@ import json
 import os
 
 ROW_BYTES = "spark.dsha.hashRowBytes"
+# Settings every test session starts with, so that every Spark line behaves as Spark 4 does by default: Spark 3.5
+# refuses to write dates before 1582 and timestamps before 1900 to Parquet (WRITE_ANCIENT_DATETIME) otherwise.
+SESSION_DEFAULTS = {
+    "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
+    "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+}
 # The execution paths every digest test runs in (tests/execution_modes.json, shared with the Scala suites): generated
 # code and the interpreted eval with Spark's aggregate, and dsha's partial step that hashes rows from their bytes.
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "execution_modes.json"), encoding="utf-8") as _f:

@@ -7,10 +7,31 @@
 
 See the project README and SPEC.md for what the digest means.
 """
-from dsha._session import EXTENSION_CLASS, DshaNotLoadedError, configure, ensure_loaded, jar_path, register
+from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
+                           jar_path, register)
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
 
-__version__ = "0.1.0"
+
+def _version() -> str:
+    """The package version, whose one source is build.sbt (``ThisBuild / version``): setup.py puts it into the
+    package metadata; from a source tree without metadata, the bundled jars' names carry it."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version("dsha")
+        except PackageNotFoundError:
+            pass
+    except ImportError:
+        pass
+    from dsha._session import bundled_jars, _JAR_NAME
+    import os
+
+    versions = {_JAR_NAME.match(os.path.basename(p)).group("version") for p in bundled_jars().values()}
+    return versions.pop() if len(versions) == 1 else "0+unknown"
+
+
+__version__ = _version()
 ALGORITHM = "dsha-v1"
 
 __all__ = [
@@ -19,6 +40,7 @@ __all__ = [
     "DshaNotLoadedError",
     "EXTENSION_CLASS",
     "Fingerprint",
+    "UnsupportedSparkError",
     "configure",
     "ensure_loaded",
     "equal",

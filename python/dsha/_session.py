@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from typing import Any
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
@@ -21,20 +22,75 @@ class DshaNotLoadedError(RuntimeError):
     """The session has no dsha functions: the jar or the spark.sql.extensions setting is missing."""
 
 
+class UnsupportedSparkError(FileNotFoundError):
+    """No bundled jar serves the installed Spark (its line or its Scala version)."""
+
+
+_JAR_NAME = re.compile(r"^dsha-spark(?P<line>\d+(?:\.\d+)?)_(?P<scala>2\.1[23])-(?P<version>[^-]+(?:-[^-]+)*)\.jar$")
+_SPARK_CORE = re.compile(r"^spark-core_(?P<scala>2\.1[23])-(?P<version>\d+\.\d+\.\d+\S*)\.jar$")
+
+
+def bundled_jars() -> dict:
+    """The jars this package carries, by (Spark line, Scala version), e.g. ``("3.5", "2.12")`` or ``("4", "2.13")``."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
+    jars = {}
+    for path in sorted(glob.glob(os.path.join(here, "dsha-spark*.jar"))):
+        m = _JAR_NAME.match(os.path.basename(path))
+        if m:
+            jars[(m.group("line"), m.group("scala"))] = path
+    return jars
+
+
+def spark_runtime() -> tuple:
+    """(Spark version, Scala version) of the Spark that PySpark starts: read from the spark-core jar in $SPARK_HOME/jars
+    or pyspark's own jars/ folder (pyspark 3.5 ships Scala 2.12 jars, 4.x Scala 2.13); without jars (a Spark Connect
+    client only), pyspark's version and that line's Scala version."""
+    import pyspark
+
+    homes = [os.environ.get("SPARK_HOME"), os.path.dirname(os.path.abspath(pyspark.__file__))]
+    for home in filter(None, homes):
+        for name in sorted(os.listdir(os.path.join(home, "jars")) if os.path.isdir(os.path.join(home, "jars")) else []):
+            m = _SPARK_CORE.match(name)
+            if m:
+                return m.group("version"), m.group("scala")
+    version = pyspark.__version__
+    return version, "2.12" if version.startswith("3.") else "2.13"
+
+
+def spark_line(spark_version: str) -> str:
+    """The dsha jar line serving a Spark version: "3.5" for 3.5.x, "4" for every 4.x (one jar, checked on each)."""
+    parts = spark_version.split(".")
+    return parts[0] if parts[0] != "3" else ".".join(parts[:2])
+
+
+def _supported(jars: dict) -> str:
+    by_line: dict = {}
+    for line, scala in sorted(jars):
+        by_line.setdefault(line, []).append(scala)
+    return "; ".join(f"Spark {line if '.' in line else line + '.x'} (Scala {', '.join(s)})"
+                     for line, s in by_line.items()) or "none"
+
+
 def jar_path() -> str:
-    """The dsha jar: $DSHA_JAR if set, else the jar bundled in this package."""
+    """The dsha jar: $DSHA_JAR if set, else the bundled jar for the installed Spark line and Scala version."""
     override = os.environ.get("DSHA_JAR")
     if override:
         if not os.path.isfile(override):
             raise FileNotFoundError(f"DSHA_JAR points to {override!r}, which is not a file")
         return os.path.abspath(override)
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
-    jars = sorted(glob.glob(os.path.join(here, "dsha-*.jar")))
+    jars = bundled_jars()
     if not jars:
+        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
         raise FileNotFoundError(
             f"no dsha jar in {here}: this installation of the dsha package is incomplete "
             "(build it with `dev/run build`, or set DSHA_JAR)")
-    return jars[-1]
+    version, scala = spark_runtime()
+    jar = jars.get((spark_line(version), scala))
+    if jar is None:
+        raise UnsupportedSparkError(
+            f"this dsha package has no jar for Spark {version} with Scala {scala}; it supports {_supported(jars)}. "
+            "Install a supported pyspark, or point DSHA_JAR to a dsha jar built for your Spark.")
+    return jar
 
 
 def _append(existing: str | None, item: str) -> str:
@@ -124,7 +180,7 @@ def _jar_or_placeholder() -> str:
     try:
         return jar_path()
     except FileNotFoundError:
-        return "dsha-<version>.jar"
+        return "dsha-spark<line>_<scala>-<version>.jar"
 
 
 def _not_loaded_message() -> str:

@@ -24,8 +24,39 @@ class UsageError(Exception):
     """A problem with what the user asked for, reported in one line."""
 
 
+def version_text() -> str:
+    """What ``dsha --version`` prints: dsha's version, the algorithm, the Spark it would run on and the jar it would
+    load (without starting Spark)."""
+    import dsha
+    from dsha._session import jar_path, spark_runtime
+
+    lines = [f"dsha {dsha.__version__}", f"algorithm: {dsha.ALGORITHM}"]
+    try:
+        spark, scala = spark_runtime()
+        lines.append(f"spark: {spark} (Scala {scala})")
+    except Exception as e:  # no pyspark installed
+        lines.append(f"spark: not found ({e})")
+    try:
+        jar = jar_path()
+        lines.append(f"jar: {jar}" + (" (from DSHA_JAR)" if os.environ.get("DSHA_JAR") else ""))
+    except Exception as e:
+        lines.append(f"jar: none: {e}")
+    return "\n".join(lines)
+
+
+class _Version(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsha", description="Logical, order-independent digests of tables (Spark).")
+    p.add_argument("--version", action=_Version, help="print dsha's version, the algorithm, the Spark version and the "
+                                                      "jar in use, and exit")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--format", help="parquet, orc, json, csv, avro, text, delta (default: from the path or its files, else parquet)")
     common.add_argument("--columns", help="comma-separated columns to hash (default: all)")
@@ -108,6 +139,52 @@ def _check_local(path: str) -> None:
         raise UsageError(f"cannot read {path}: permission denied")
 
 
+# What the JVM itself prints at start-up, before any logging is set up (e.g. Spark 4.1+ on Java 17: "WARNING: Using
+# incubator modules: jdk.incubator.vector"): not for the CLI's users, unless --verbose.
+_JVM_NOISE = re.compile(rb"^WARNING: ")
+
+
+class _jvm_stderr_filtered:
+    """While PySpark starts the driver JVM, file descriptor 2 is a pipe, so that the JVM inherits the pipe as its
+    stderr for its whole life; a thread copies the pipe to the real stderr (Spark's progress bar, any error output),
+    dropping the JVM's start-up warnings. Python's own stderr is restored when the block ends."""
+
+    def __enter__(self) -> "_jvm_stderr_filtered":
+        import threading
+
+        sys.stderr.flush()
+        self._saved = os.dup(2)
+        read, write = os.pipe()
+        os.dup2(write, 2)
+        os.close(write)
+        threading.Thread(target=self._pump, args=(read, os.dup(self._saved)), daemon=True,
+                         name="dsha-jvm-stderr").start()
+        return self
+
+    @staticmethod
+    def _pump(read: int, out: int) -> None:
+        pending = b""
+        while True:
+            chunk = os.read(read, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            # whole lines (and progress-bar redraws, which end in a carriage return) are forwarded as they come
+            cut = max(pending.rfind(b"\n"), pending.rfind(b"\r")) + 1
+            if cut:
+                lines = re.split(rb"(?<=[\r\n])", pending[:cut])
+                os.write(out, b"".join(line for line in lines if not _JVM_NOISE.match(line)))
+                pending = pending[cut:]
+        if pending:
+            os.write(out, pending)
+
+    def __exit__(self, *exc) -> bool:
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        return False
+
+
 def _session(args):
     from pyspark.sql import SparkSession
 
@@ -124,7 +201,12 @@ def _session(args):
     for kv in args.conf:
         k, _, v = kv.partition("=")
         builder.config(k, v)
-    spark = dsha.configure(builder).getOrCreate()
+    builder = dsha.configure(builder)
+    if args.verbose:
+        spark = builder.getOrCreate()
+    else:
+        with _jvm_stderr_filtered():
+            spark = builder.getOrCreate()
     if not args.verbose:
         spark.sparkContext.setLogLevel("OFF")
     return spark

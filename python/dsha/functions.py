@@ -12,11 +12,20 @@ from dsha._session import check_active_session
 ColumnOrName = Union[Column, str]
 
 
+def _column_types() -> tuple:
+    """Column classes: in pyspark 3.5 a Spark Connect Column is not a pyspark.sql.Column (in 4.x it is)."""
+    try:
+        from pyspark.sql.connect.column import Column as ConnectColumn
+    except Exception:  # Spark Connect's dependencies (grpc, pandas, pyarrow) are optional
+        return (Column,)
+    return (Column, ConnectColumn)
+
+
 def _columns(cols: tuple) -> list:
     if not cols:
         raise ValueError("dsha needs at least one column; pass \"*\" for all columns")
     for c in cols:
-        if not isinstance(c, (str, Column)):
+        if not isinstance(c, (str,) + _column_types()):
             raise TypeError(f"dsha functions take column names or Columns, not {type(c).__name__}: {c!r}")
     # Raise DshaNotLoadedError now rather than an UNRESOLVED_ROUTINE later, when the active session can tell.
     check_active_session()

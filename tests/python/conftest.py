@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 import dsha
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # tests/spark_conf.py
-from spark_conf import CODEGEN_MODES, codegen  # noqa: E402
+from spark_conf import CODEGEN_MODES, SESSION_DEFAULTS, codegen  # noqa: E402
 
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 
@@ -49,6 +49,8 @@ def spark():
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.session.timeZone", "UTC"))
+    for k, v in SESSION_DEFAULTS.items():
+        builder = builder.config(k, v)
     session = builder.getOrCreate()
     yield session
     session.stop()

@@ -5,12 +5,13 @@ import subprocess
 import pyspark
 import pytest
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+import dsha
+
 
 
 @pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="independent of the client mode")
 def test_spark_sql_shell_runs_dsha(spark):
-    jar = os.environ.get("DSHA_JAR") or os.path.join(REPO, "jvm", "target", "dsha-0.1.0.jar")
+    jar = dsha.jar_path()  # $DSHA_JAR, else the bundled jar for this pyspark
     spark_home = os.path.dirname(pyspark.__file__)
     env = dict(os.environ, SPARK_HOME=spark_home)
     out = subprocess.run(

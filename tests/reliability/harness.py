@@ -19,7 +19,14 @@ import pyspark
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-JAR = Path(os.environ.get("DSHA_JAR") or ROOT / "jvm" / "target" / "dsha-0.1.0.jar").resolve()
+def _default_jar() -> str:
+    """The dsha package's jar for this pyspark (its Spark line and Scala version)."""
+    import dsha
+
+    return dsha.jar_path()
+
+
+JAR = Path(os.environ.get("DSHA_JAR") or _default_jar()).resolve()
 EXTENSION = "io.dsha.registration.DshaExtensions"
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 SPARK_VERSION = tuple(int(x) for x in re.findall(r"\d+", pyspark.__version__)[:2])
@@ -30,7 +37,7 @@ sys.path.insert(0, str(HERE / "jobs"))
 from dataset import MIXED_COLUMNS, mixed  # noqa: E402,F401  (shared with the spark-submit jobs)
 
 sys.path.insert(0, str(ROOT / "tests"))
-from spark_conf import CODEGEN_MODES, codegen, sql_conf  # noqa: E402,F401  (tests/spark_conf.py)
+from spark_conf import CODEGEN_MODES, SESSION_DEFAULTS, codegen, sql_conf  # noqa: E402,F401  (tests/spark_conf.py)
 
 
 def local_session(master="local[2,4]", **conf):
@@ -44,7 +51,7 @@ def local_session(master="local[2,4]", **conf):
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.sql.session.timeZone", "UTC"))
-    for k, v in conf.items():
+    for k, v in {**SESSION_DEFAULTS, **conf}.items():
         builder = builder.config(k, v)
     return builder.getOrCreate()
 
@@ -153,7 +160,7 @@ def spark_submit(tmp: Path, master: str, script: Path, args=(), conf=None, timeo
     afterwards); returns a CompletedProcess."""
     tmp.mkdir(parents=True, exist_ok=True)
     conf = {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-            "spark.sql.session.timeZone": "UTC", **(conf or {})}
+            "spark.sql.session.timeZone": "UTC", **SESSION_DEFAULTS, **(conf or {})}
     cmd = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", master, "--jars", str(JAR)]
     for k, v in conf.items():
         cmd += ["--conf", f"{k}={v}"]
@@ -292,7 +299,7 @@ class StandaloneCluster:
     def _conf(self, conf):
         return {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
-                "spark.executor.memory": "512m", "spark.executor.cores": "1", **(conf or {})}
+                "spark.executor.memory": "512m", "spark.executor.cores": "1", **SESSION_DEFAULTS, **(conf or {})}
 
     def submit(self, script, args=(), conf=None, timeout=600):
         return spark_submit(self.tmp, self.url, script, args, self._conf(conf), timeout)
