@@ -1,5 +1,6 @@
 """The golden vectors of SPEC.md, checked through PySpark (classic or Spark Connect, per DSHA_SPARK_MODE)."""
 import os
+import re
 import sys
 
 import pytest
@@ -10,12 +11,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "golden"))
 import vector_file  # noqa: E402
 
 DOC = vector_file.load()
+MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+CALENDAR_INTERVAL = re.compile(r":interval[,>]")
 
 
 @pytest.mark.parametrize("vector", DOC["vectors"], ids=[v["name"] for v in DOC["vectors"]])
 def test_golden_vector(spark, vector):
     if not vector_file.applies(vector, spark.version):
         pytest.skip(f"needs Spark {vector['min_spark']}")
+    if MODE == "connect" and vector_file.version(spark.version) < (4, 0) and CALENDAR_INTERVAL.search(
+            vector["schema"]):
+        # Spark 3.5's Connect server returns such a query's rows as Arrow, which has no CalendarInterval (Spark 4 can).
+        pytest.skip("Spark Connect 3.5 cannot return calendar intervals")
     args = vector_file.arguments(vector)
     with sql_conf(spark, vector.get("conf", {})):
         df = spark.sql(vector["sql"]).repartition(2)
