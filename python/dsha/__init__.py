@@ -9,6 +9,7 @@ See the project README and SPEC.md for what the digest means.
 """
 from dsha._session import EXTENSION_CLASS, DshaNotLoadedError, configure, ensure_loaded, jar_path, register
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
+from dsha.states import StateError, merge, state
 
 __version__ = "0.1.0"
 ALGORITHM = "dsha-v1"
@@ -19,10 +20,13 @@ __all__ = [
     "DshaNotLoadedError",
     "EXTENSION_CLASS",
     "Fingerprint",
+    "StateError",
     "configure",
     "ensure_loaded",
     "equal",
     "fingerprint",
     "jar_path",
+    "merge",
     "register",
+    "state",
 ]
