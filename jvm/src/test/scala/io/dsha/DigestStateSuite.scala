@@ -213,6 +213,22 @@ class DigestStateSuite extends SparkSuite {
       "0700000000000000" + "10000000" + sum + f"${text.length}%02x000000" + Bytes.hex(text))
   }
 
+  test("dsha_state stays in whole-stage codegen HashAggregates, with and without GROUP BY") {
+    withConf(modes.head._2) {
+      spark.range(100).selectExpr("id", "id % 3 AS k").createOrReplaceTempView("hundred_keyed")
+      for (
+        query <- Seq("SELECT dsha_state(*) FROM hundred_keyed", "SELECT dsha_state(*) FROM hundred_keyed GROUP BY k")
+      ) {
+        val plan = spark.sql(query).queryExecution.executedPlan.toString
+        assert(
+          """\*\(\d+\) HashAggregate\(keys=\[[^\]]*\], functions=\[partial_dsha_state\(""".r.findFirstIn(plan).isDefined,
+          plan
+        )
+        assert(!plan.contains("ObjectHashAggregate") && !plan.contains("SortAggregate"), plan)
+      }
+    }
+  }
+
   test("Scala functions API equals SQL") {
     import org.apache.spark.sql.functions.col
     import io.dsha.functions._
