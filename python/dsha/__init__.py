@@ -10,6 +10,7 @@ See the project README and SPEC.md for what the digest means.
 from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
                            jar_path, register)
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
+from dsha.states import StateError, merge, state
 
 
 def _version() -> str:
@@ -40,11 +41,14 @@ __all__ = [
     "DshaNotLoadedError",
     "EXTENSION_CLASS",
     "Fingerprint",
+    "StateError",
     "UnsupportedSparkError",
     "configure",
     "ensure_loaded",
     "equal",
     "fingerprint",
     "jar_path",
+    "merge",
     "register",
+    "state",
 ]

@@ -6,6 +6,7 @@ from typing import Any, Optional
 
 from dsha._session import ensure_loaded, translate_errors
 from dsha.functions import ColumnOrName, dsha_fingerprint
+from dsha.states import parse as parse_state
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,14 @@ class Fingerprint:
 
     def __str__(self) -> str:
         return self.digest
+
+    @classmethod
+    def from_state(cls, state: bytes) -> "Fingerprint":
+        """The fingerprint of a digest state (``dsha.state``, ``dsha.merge``, SQL ``dsha_state``), computed in pure
+        Python: the same ``Fingerprint`` that ``dsha.fingerprint`` gives for the same rows (SPEC.md §11)."""
+        s = parse_state(state)
+        return cls(digest=s.digest, rows=s.rows, schema_digest=s.schema_digest.hex(),
+                   content_sum=format(s.content_sum, "032x"), schema=s.schema, algorithm=s.algorithm)
 
 
 @dataclass(frozen=True)

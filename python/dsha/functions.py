@@ -61,4 +61,38 @@ def dsha_fingerprint(*cols: ColumnOrName) -> Column:
     return F.call_function("dsha_fingerprint", *_columns(cols))
 
 
-__all__ = ["dsha", "dsha_fingerprint", "logical_hash"]
+def dsha_state(*cols: ColumnOrName) -> Column:
+    """Aggregate: the mergeable digest state of the rows (BINARY, SPEC.md §11).
+
+    >>> df.groupBy("day").agg(dsha_state("*").alias("s"))
+    """
+    return F.call_function("dsha_state", *_columns(cols))
+
+
+def _state_column(name: str, state: ColumnOrName) -> Column:
+    if not isinstance(state, (str, Column)):
+        raise TypeError(f"{name} takes a column name or Column of dsha states, not {type(state).__name__}: {state!r}")
+    check_active_session()
+    return F.col(state) if isinstance(state, str) else state
+
+
+def dsha_merge(state: ColumnOrName) -> Column:
+    """Aggregate: the merge of dsha states (NULL over no states). States of different schemas are an error.
+
+    >>> states.agg(dsha_final(dsha_merge("s")))
+    """
+    return F.call_function("dsha_merge", _state_column("dsha_merge", state))
+
+
+def dsha_final(state: ColumnOrName) -> Column:
+    """The digest string of a dsha state: what ``dsha`` gives for the same rows."""
+    return F.call_function("dsha_final", _state_column("dsha_final", state))
+
+
+def dsha_final_fingerprint(state: ColumnOrName) -> Column:
+    """The fingerprint struct of a dsha state: what ``dsha_fingerprint`` gives for the same rows."""
+    return F.call_function("dsha_final_fingerprint", _state_column("dsha_final_fingerprint", state))
+
+
+__all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_merge", "dsha_state",
+           "logical_hash"]

@@ -41,15 +41,23 @@ def main(names):
         for k, val in conf.items():
             spark.conf.set(k, val)
         args = arguments(v)
-        fp = spark.sql(f"SELECT dsha_fingerprint({args}) AS f FROM ({v['sql']})").first().f
+        row = spark.sql(f"SELECT dsha_fingerprint({args}) AS f, lower(hex(dsha_state({args}))) AS s "
+                        f"FROM ({v['sql']})").first()
+        fp = row.f
         if fp.schema != v["schema"]:
             sys.exit(f"{v['name']}: engine schema {fp.schema} != vector schema {v['schema']}")
         digests = [r.h for r in spark.sql(f"SELECT lower(hex(logical_hash({args}))) AS h FROM ({v['sql']})").collect()]
         for k in conf:  # a vector's settings apply to that vector only
             spark.conf.unset(k)
-        v.update(row_digests=digests, dsha=fp.digest, content_sum=fp.content_sum, schema_digest=fp.schema_digest)
+        computed = dict(row_digests=digests, dsha=fp.digest, content_sum=fp.content_sum,
+                        schema_digest=fp.schema_digest, state=row.s)
+        conflicts = [k for k in EXPECTED if k in v and v[k] != computed[k]]
+        if conflicts:
+            sys.exit(f"{v['name']}: the engine computes other {conflicts} than the vector has (kept; fix the engine)")
+        missing = [k for k in EXPECTED if k not in v]
+        v.update({k: computed[k] for k in missing})  # only ever add: existing expected values are never changed
         changed += 1
-        print(f"filled {v['name']}")
+        print(f"filled {v['name']}: {', '.join(missing)}")
     with open(PATH, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1, ensure_ascii=False)
         f.write("\n")

@@ -6,7 +6,7 @@ import os
 import re
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vectors.json")
-EXPECTED = ("row_digests", "dsha", "content_sum", "schema_digest")
+EXPECTED = ("row_digests", "dsha", "content_sum", "schema_digest", "state")
 
 
 def load(path=PATH):

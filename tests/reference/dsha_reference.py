@@ -10,6 +10,7 @@ Public functions::
     schema_digest(schema_str) -> bytes           # 32 bytes, SHA-256 of the canonical schema (SPEC §2)
     row_digest(schema_str, row) -> bytes         # 16 bytes (SPEC §4)
     table_digest(schema_str, rows) -> dict       # digest, rows, schema_digest (hex), content_sum (hex)
+    serialise_state / parse_state / merge_states / finalise_state   # digest states (SPEC §11)
 
 Rows are JSON values with the conventions of SPEC §10.
 
@@ -666,10 +667,98 @@ def table_digest(schema_str: str, rows: list) -> dict:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# Digest states (SPEC §11)
+# --------------------------------------------------------------------------------------------------------------
+
+STATE_MAGIC = b"DSHS"
+STATE_FORMAT_VERSION = 1
+
+
+class StateError(ValueError):
+    """A byte string that is not a well-formed dsha-v1 state, or two states that do not merge."""
+
+
+def serialise_state(schema_str: str, rows: int, total: int) -> bytes:
+    """The state of a table (SPEC §11.1) from its canonical schema, row count and sum."""
+    canon = canonical_schema(schema_str).encode("utf-8")
+    sd = hashlib.sha256(canon).digest()
+    return (STATE_MAGIC + bytes([STATE_FORMAT_VERSION]) + varint(MULTIHASH_CODE)
+            + struct.pack("<I", len(sd)) + sd
+            + struct.pack("<Q", rows % (1 << 64))
+            + struct.pack("<I", 16) + u128_bytes(total)
+            + struct.pack("<I", len(canon)) + canon)
+
+
+def parse_state(data: bytes) -> dict:
+    """The fields of a state (SPEC §11.2): schema, schema_digest (bytes), rows, sum; StateError if malformed."""
+    pos = 0
+
+    def take(n: int, what: str) -> bytes:
+        nonlocal pos
+        if pos + n > len(data):
+            raise StateError(f"truncated: {what} needs {n} bytes at offset {pos} of {len(data)}")
+        out = data[pos:pos + n]
+        pos += n
+        return out
+
+    def u32_field(what: str) -> int:
+        return struct.unpack("<I", take(4, what))[0]
+
+    if take(4, "the magic") != STATE_MAGIC:
+        raise StateError("bad magic")
+    version = take(1, "the format version")[0]
+    if version != STATE_FORMAT_VERSION:
+        raise StateError(f"unsupported format version {version}")
+    code, shift, varint_bytes = 0, 0, b""
+    while True:
+        b = take(1, "the algorithm code")[0]
+        varint_bytes += bytes([b])
+        code |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            break
+    if varint_bytes != varint(code):
+        raise StateError("the algorithm code is not a minimal varint")
+    if code != MULTIHASH_CODE:
+        raise StateError(f"unknown algorithm code {code:#x}")
+    if u32_field("the schema digest length") != 32:
+        raise StateError("a dsha-v1 schema digest has 32 bytes")
+    sd = take(32, "the schema digest")
+    rows = struct.unpack("<Q", take(8, "the row count"))[0]
+    if u32_field("the combiner state length") != 16:
+        raise StateError("a dsha-v1 combiner state has 16 bytes")
+    total = int.from_bytes(take(16, "the sum"), "little")
+    canon = take(u32_field("the schema length"), "the schema")
+    if pos != len(data):
+        raise StateError(f"{len(data) - pos} bytes after the schema")
+    if hashlib.sha256(canon).digest() != sd:
+        raise StateError("the schema text does not match its digest")
+    try:
+        schema = canon.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise StateError(f"the schema is not valid UTF-8: {e}") from None
+    return {"schema": schema, "schema_digest": sd, "rows": rows, "sum": total}
+
+
+def merge_states(a: bytes, b: bytes) -> bytes:
+    """The merge of two states (SPEC §11.3)."""
+    x, y = parse_state(a), parse_state(b)
+    if x["schema_digest"] != y["schema_digest"]:
+        raise StateError(f"cannot merge states of different schemas: {x['schema']} and {y['schema']}")
+    return serialise_state(x["schema"], x["rows"] + y["rows"], x["sum"] + y["sum"])
+
+
+def finalise_state(data: bytes) -> str:
+    """The digest string of a state (SPEC §11.3, §6)."""
+    st = parse_state(data)
+    return digest_string(finalise(st["schema_digest"], st["rows"], st["sum"]))
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Golden vectors (SPEC §10)
 # --------------------------------------------------------------------------------------------------------------
 
-EXPECTED_FIELDS = ("row_digests", "dsha", "content_sum", "schema_digest")
+EXPECTED_FIELDS = ("row_digests", "dsha", "content_sum", "schema_digest", "state")
 
 
 def _compute_expected(vec: dict) -> dict:
@@ -679,6 +768,7 @@ def _compute_expected(vec: dict) -> dict:
         "dsha": res["digest"],
         "content_sum": res["content_sum"],
         "schema_digest": res["schema_digest"],
+        "state": serialise_state(res["schema"], res["rows"], int(res["content_sum"], 16)).hex(),
     }
 
 
@@ -698,6 +788,12 @@ def check_vector(vec: dict) -> List[str]:
         got = _compute_expected(vec)
     except Exception as e:  # noqa: BLE001 - report any failure of the reference itself
         return problems + [f"error: {type(e).__name__}: {e}"]
+    if isinstance(vec.get("state"), str):
+        try:
+            if finalise_state(bytes.fromhex(vec["state"])) != got["dsha"]:
+                problems.append("state: does not finalise to the vector's digest")
+        except (ValueError, StateError) as e:
+            problems.append(f"state: {e}")
     for f in EXPECTED_FIELDS:
         if f in vec and vec[f] != got[f]:
             if f == "row_digests" and isinstance(vec[f], list) and len(vec[f]) == len(got[f]):

@@ -478,6 +478,77 @@ def test_sum_wraps_modulo_2_128():
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# Digest states (SPEC §11)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _state(schema, rows):
+    res = ref.table_digest(schema, rows)
+    return ref.serialise_state(schema, len(rows), int(res["content_sum"], 16))
+
+
+def test_state_layout_by_hand():
+    s = 'struct<"a":int>'
+    state = _state(s, [{"a": 1}])
+    sd = hashlib.sha256(s.encode()).digest()
+    assert state == (b"DSHS\x01" + bytes([0x81, 0xB4, 0xF5, 0x01]) + struct.pack("<I", 32) + sd
+                     + struct.pack("<Q", 1) + struct.pack("<I", 16) + ref.row_digest(s, {"a": 1})
+                     + struct.pack("<I", len(s)) + s.encode())
+    assert len(state) == 77 + len(s)
+    assert ref.parse_state(state) == {"schema": s, "schema_digest": sd, "rows": 1,
+                                      "sum": int.from_bytes(ref.row_digest(s, {"a": 1}), "little")}
+
+
+def test_merging_the_states_of_any_split_gives_the_state_of_the_whole():
+    s = 'struct<"id":int,"name":string>'
+    rnd = random.Random(5)
+    rows = [{"id": rnd.randint(-5, 5), "name": rnd.choice(["", "a", None, "bc"])} for _ in range(40)]
+    whole = _state(s, rows)
+    for _ in range(10):
+        k = rnd.randint(1, 6)
+        parts = [[] for _ in range(k)]
+        for r in rows:
+            parts[rnd.randrange(k)].append(r)
+        states = [_state(s, p) for p in parts]
+        rnd.shuffle(states)
+        merged = states[0]
+        for st in states[1:]:
+            merged = ref.merge_states(merged, st)
+        assert merged == whole
+    assert ref.finalise_state(whole) == ref.table_digest(s, rows)["digest"]
+
+
+def test_merge_wraps_modulo_2_128():
+    s = 'struct<"a":int>'
+    big = ref.serialise_state(s, 3, (1 << 128) - 1)
+    merged = ref.parse_state(ref.merge_states(big, ref.serialise_state(s, 2, 5)))
+    assert merged["sum"] == 4 and merged["rows"] == 5
+
+
+def test_states_of_different_schemas_do_not_merge():
+    with pytest.raises(ref.StateError, match=r'struct<"a":int> and struct<"b":int>'):
+        ref.merge_states(_state('struct<"a":int>', []), _state('struct<"b":int>', []))
+
+
+def test_malformed_states():
+    good = _state('struct<"a":int>', [{"a": 1}])
+    cases = {
+        b"hello": "bad magic",
+        good[:4] + b"\x02" + good[5:]: "format version 2",
+        good + b"\x00": "1 bytes after the schema",
+        good[:-1] + b"x": "does not match its digest",
+        good[:5] + bytes([0x81, 0xB4, 0xF5, 0x02]) + good[9:]: "unknown algorithm code 0x5d5a01",
+        good[:5] + bytes([0x81, 0xB4, 0xF5, 0x81, 0x00]) + good[9:]: "not a minimal varint",
+    }
+    for bad, message in cases.items():
+        with pytest.raises(ref.StateError, match=message):
+            ref.parse_state(bad)
+    for n in range(len(good)):
+        with pytest.raises(ref.StateError, match="truncated|bad magic"):
+            ref.parse_state(good[:n])
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # Command line
 # ----------------------------------------------------------------------------------------------------------------
 

@@ -16,6 +16,18 @@ object functions {
 
   def dsha_fingerprint(cols: Column*): Column = call("dsha_fingerprint", cols)
 
+  /** Aggregate: the mergeable state of the digest (BINARY, SPEC.md §11). */
+  def dsha_state(cols: Column*): Column = call("dsha_state", cols)
+
+  /** Aggregate: the merge of dsha states. */
+  def dsha_merge(state: Column): Column = call("dsha_merge", Seq(state))
+
+  /** The digest string of a dsha state. */
+  def dsha_final(state: Column): Column = call("dsha_final", Seq(state))
+
+  /** The fingerprint struct of a dsha state. */
+  def dsha_final_fingerprint(state: Column): Column = call("dsha_final_fingerprint", Seq(state))
+
   private def call(name: String, cols: Seq[Column]): Column = {
     SparkSession.getActiveSession.foreach { spark =>
       if (!DshaFunctions.isRegistered(spark)) DshaFunctions.register(spark)

@@ -106,6 +106,19 @@ class DshaSqlSuite extends SparkSuite {
     assert(dshaText.contains(digest.toString), s"example output for dsha should be $digest")
   }
 
+  test("every documented example returns the result DESCRIBE FUNCTION shows") {
+    for ((id, info, _) <- DshaFunctions.all) {
+      val lines = info.getExamples.linesIterator.map(_.trim).filter(_.nonEmpty).toSeq
+      val examples = lines.zip(lines.drop(1)).collect { case (q, r) if q.startsWith("> ") => (q.drop(2), r) }
+      assert(examples.nonEmpty, id.funcName)
+      sameInAllModes {
+        examples.foreach { case (query, expected) =>
+          assert(String.valueOf(one(query.stripSuffix(";"))) == expected, query)
+        }
+      }
+    }
+  }
+
   test("1,500 columns: generated code is split and agrees with the interpreted path") {
     val df = spark.range(20).selectExpr((0 until 1500).map(i => s"id * $i AS c$i"): _*)
     val digest = sameInAllModes(digestOf(df))

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 
 /**
  * The golden vectors of SPEC.md, checked on this Spark version in every execution mode (SparkSuite.modes): the digest
- * string, the canonical schema and its digest, the content sum, and every row digest. A vector's optional `arguments`
+ * string, the canonical schema and its digest, the content sum, every row digest and the state. A vector's optional `arguments`
  * is the SQL argument list of its dsha calls (default `*`); its optional `min_spark` is a major.minor version.
  */
 class GoldenVectorsSuite extends SparkSuite {
@@ -18,6 +18,8 @@ class GoldenVectorsSuite extends SparkSuite {
     assert(doc.get("algorithm").asText() == "dsha-v1")
     doc.get("vectors").elements().asScala.toSeq
   }
+
+  private def one(sql: String): Any = spark.sql(sql).collect().head.get(0)
 
   /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
   private def atLeast(version: String, required: String): Boolean = {
@@ -52,11 +54,12 @@ class GoldenVectorsSuite extends SparkSuite {
         val sql = v.get("sql").asText()
         val arguments = Option(v.get("arguments")).map(_.asText()).getOrElse("*")
         val expectedRows = v.get("row_digests").elements().asScala.map(_.asText()).toSeq
-        val (fingerprint, rowDigests) = sameInAllModes {
+        val (fingerprint, rowDigests, state) = sameInAllModes {
           // A shuffle first, so hashing runs on real rows (generated or interpreted), not folded on the driver.
           val df = spark.sql(sql).repartition(2)
           val fp = df.selectExpr(s"dsha_fingerprint($arguments) AS f").selectExpr("f.*").collect().head
           val rows = df.selectExpr(s"lower(hex(logical_hash($arguments)))").collect().map(_.getString(0)).toSeq.sorted
+          val state = df.selectExpr(s"lower(hex(dsha_state($arguments)))").collect().head.getString(0)
           (
             (
               fp.getAs[String]("digest"),
@@ -65,7 +68,8 @@ class GoldenVectorsSuite extends SparkSuite {
               fp.getAs[String]("content_sum"),
               fp.getAs[Long]("rows")
             ),
-            rows
+            rows,
+            state
           )
         }
         assert(fingerprint._2 == v.get("schema").asText(), "canonical schema")
@@ -74,6 +78,13 @@ class GoldenVectorsSuite extends SparkSuite {
         assert(fingerprint._4 == v.get("content_sum").asText(), "content sum")
         assert(fingerprint._5 == expectedRows.size.toLong, "row count")
         assert(fingerprint._1 == v.get("dsha").asText(), "digest")
+        // The state (SPEC.md §11), and what it finalises to.
+        val expectedState = v.get("state").asText()
+        assert(state == expectedState, "state")
+        assert(one(s"SELECT dsha_final(X'$expectedState')") == v.get("dsha").asText(), "dsha_final of the state")
+        val fromState = spark.sql(s"SELECT dsha_final_fingerprint(X'$expectedState') AS f").selectExpr("f.*").head()
+        assert(fromState.getAs[String]("content_sum") == v.get("content_sum").asText(), "content sum of the state")
+        assert(fromState.getAs[String]("schema") == v.get("schema").asText(), "schema of the state")
         // The same data, constant-folded on the driver, gives the same digest.
         assert(spark.sql(s"SELECT dsha($arguments) FROM ($sql)").collect().head.getString(0) == v.get("dsha").asText())
       }

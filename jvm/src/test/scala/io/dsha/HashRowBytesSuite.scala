@@ -147,6 +147,7 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
         val queries: Seq[(String, () => DataFrame)] = Seq(
           "cached" -> (() => cached.selectExpr("dsha(*)")),
           "cached, two digests" -> (() => cached.selectExpr("dsha(s, i64)", "dsha_fingerprint(*).content_sum")),
+          "cached, state" -> (() => cached.selectExpr("dsha_state(*)", "dsha(s)")),
           "after a shuffle" -> (() => flat(table(12, 300)).repartition(5).selectExpr("dsha(*)")),
           "cached, nothing selected" -> (() =>
             cached.where("i32 IS NULL AND i64 IS NULL AND s IS NULL").selectExpr("dsha(*)")

@@ -3,11 +3,10 @@ package io.dsha.aggregate
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, ExpressionDescription, Literal}
 import org.apache.spark.sql.catalyst.expressions.aggregate.DeclarativeAggregate
-import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.sql.types.DataType
 
 import io.dsha.algorithm.{Algorithm, DshaV1}
 import io.dsha.expressions.{NamedArguments, RowDigest, WrappingAdd}
-import io.dsha.output.DigestFormat
 import io.dsha.types.CanonicalSchema
 
 /**
@@ -47,11 +46,12 @@ abstract class DshaAggregate extends DeclarativeAggregate with NamedArguments {
   override lazy val mergeExpressions: Seq[Expression] =
     WrappingAdd(rows.left, rows.right) +: combiner.mergeExpressions(words.map(_.left), words.map(_.right))
 
-  protected def fingerprint: Boolean
+  /** What the aggregate returns of its state. */
+  protected def form: DshaResult.Form
 
-  override lazy val evaluateExpression: Expression = DshaResult(aggBufferAttributes, schema, algorithm, fingerprint)
+  override lazy val evaluateExpression: Expression = DshaResult(aggBufferAttributes, schema, algorithm, form)
 
-  override def dataType: DataType = if (fingerprint) DigestFormat.FingerprintType else StringType
+  override def dataType: DataType = form.dataType
 }
 
 // scalastyle:off line.size.limit
@@ -81,7 +81,7 @@ case class Dsha(children: Seq[Expression], fieldNames: Seq[String], algorithm: A
     extends DshaAggregate {
   override def prettyName: String = "dsha"
   override def withFieldNames(names: Seq[String]): Dsha = copy(fieldNames = names)
-  override protected def fingerprint: Boolean = false
+  override protected def form: DshaResult.Form = DshaResult.Digest
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Dsha =
     copy(children = newChildren)
 }
@@ -112,7 +112,7 @@ case class DshaFingerprint(children: Seq[Expression], fieldNames: Seq[String], a
     extends DshaAggregate {
   override def prettyName: String = "dsha_fingerprint"
   override def withFieldNames(names: Seq[String]): DshaFingerprint = copy(fieldNames = names)
-  override protected def fingerprint: Boolean = true
+  override protected def form: DshaResult.Form = DshaResult.Fingerprint
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaFingerprint =
     copy(children = newChildren)
 }

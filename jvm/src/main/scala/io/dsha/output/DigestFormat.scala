@@ -8,7 +8,6 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 
 import io.dsha.algorithm.Algorithm
-import io.dsha.types.CanonicalSchema
 import io.dsha.util.Bytes
 
 /**
@@ -43,14 +42,20 @@ object DigestFormat {
   ))
 
   /** Everything the digest is made of, so that two fingerprints can say which part differs. */
-  def fingerprint(algorithm: Algorithm, schema: CanonicalSchema, rows: Long, words: Array[Long]): InternalRow = {
-    val mh = multihash(algorithm, algorithm.finalDigest(schema.digest, rows, words))
+  def fingerprint(
+      algorithm: Algorithm,
+      schemaText: String,
+      schemaDigest: Array[Byte],
+      rows: Long,
+      words: Array[Long]
+  ): InternalRow = {
+    val mh = multihash(algorithm, algorithm.finalDigest(schemaDigest, rows, words))
     new GenericInternalRow(Array[Any](
       UTF8String.fromString(multibase(mh)),
       rows,
-      UTF8String.fromString(schema.digestHex),
+      UTF8String.fromString(Bytes.hex(schemaDigest)),
       UTF8String.fromString(algorithm.combiner.hex(words)),
-      UTF8String.fromString(schema.text),
+      UTF8String.fromString(schemaText),
       UTF8String.fromString(algorithm.id),
       mh
     ))

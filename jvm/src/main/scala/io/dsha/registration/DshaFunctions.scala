@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistryBase
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
-import io.dsha.aggregate.{Dsha, DshaFingerprint}
+import io.dsha.aggregate.{Dsha, DshaFinal, DshaFinalFingerprint, DshaFingerprint, DshaMerge, DshaState}
 import io.dsha.expressions.{LogicalHash, NamedArguments}
 import io.dsha.shims.SparkShims
 
@@ -25,8 +25,19 @@ object DshaFunctions {
   val all: Seq[Description] = Seq(
     describe[LogicalHash]("logical_hash")(args => LogicalHash(args, NamedArguments.of(args))),
     describe[Dsha]("dsha")(args => Dsha(args, NamedArguments.of(args))),
-    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, NamedArguments.of(args)))
+    describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, NamedArguments.of(args))),
+    describe[DshaState]("dsha_state")(args => DshaState(args, NamedArguments.of(args))),
+    describe[DshaMerge]("dsha_merge")(args => DshaMerge(oneState("dsha_merge", args))),
+    describe[DshaFinal]("dsha_final")(args => DshaFinal(oneState("dsha_final", args))),
+    describe[DshaFinalFingerprint]("dsha_final_fingerprint")(args =>
+      DshaFinalFingerprint(oneState("dsha_final_fingerprint", args))
+    )
   )
+
+  private def oneState(name: String, args: Seq[Expression]): Expression = args match {
+    case Seq(state) => state
+    case _ => throw new IllegalArgumentException(s"$name takes one argument, a dsha state, not ${args.size}")
+  }
 
   val names: Seq[String] = all.map(_._1.funcName)
 

@@ -10,9 +10,13 @@ object Bytes {
   /** Lower-case hex, two digits per byte, in byte order. */
   def hex(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02x").mkString
 
-  def writeLongLE(out: ByteArrayOutputStream, v: Long): Unit = {
+  def writeLongLE(out: ByteArrayOutputStream, v: Long): Unit = writeLE(out, v, 8)
+
+  def writeIntLE(out: ByteArrayOutputStream, v: Int): Unit = writeLE(out, v.toLong, 4)
+
+  private def writeLE(out: ByteArrayOutputStream, v: Long, bytes: Int): Unit = {
     var i = 0
-    while (i < 8) {
+    while (i < bytes) {
       out.write((v >>> (8 * i)).toInt & 0xff)
       i += 1
     }
