@@ -135,7 +135,7 @@ object DigestState {
       need(Magic.length.toLong, "the magic \"DSHS\"")
       if (!java.util.Arrays.equals(take(Magic.length, "magic"), Magic)) {
         throw new Malformed(
-          s"bad magic: a state starts with the bytes of \"DSHS\" (${Bytes.hex(Magic)}), this one with " +
+          s"bad magic: a state starts with the bytes of 'DSHS' (${Bytes.hex(Magic)}), this one with " +
             Bytes.hex(bytes.take(Magic.length))
         )
       }
