@@ -123,7 +123,8 @@ def register(spark: Any) -> None:
     """Registers dsha's SQL functions into a running classic session whose JVM already has the jar.
 
     Spark Connect sessions, and sessions started without the jar on the driver's classpath, must be started with
-    :func:`configure` instead.
+    :func:`configure` instead. Without the extension the session also lacks the analyzer rule that names a column
+    argument as its table spells it (SPEC.md §2.1): ``dsha(A)`` over a column ``a`` then hashes a column ``A``.
     """
     if _is_connect(spark):
         raise DshaNotLoadedError(
