@@ -7,7 +7,8 @@ import re
 from typing import Any
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
-FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final", "dsha_final_fingerprint")
+FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final",
+             "dsha_final_fingerprint")
 
 _HOW_TO = (
     "Start the session with the dsha jar and extension: in Python, "

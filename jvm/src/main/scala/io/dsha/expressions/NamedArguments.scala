@@ -1,6 +1,8 @@
 package io.dsha.expressions
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GetStructField, NamedExpression}
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId, GetStructField, NamedExpression}
 
 /**
  * A dsha function whose arguments are identified by name (SPEC.md §2.1). Names are captured by the function builder,
@@ -20,17 +22,13 @@ object NamedArguments {
    * the schema then rejects as a duplicate (however it was spelled).
    */
   def of(arguments: Seq[Expression]): Seq[String] = {
-    val named = arguments.zipWithIndex.map {
-      case (a: Attribute, _) => a.name
+    // The first spelling of each column (an attribute is its exprId): linear in the arguments, as `*` may be wide.
+    val columnNames = mutable.HashMap.empty[ExprId, String]
+    arguments.zipWithIndex.map {
+      case (a: Attribute, _) => columnNames.getOrElseUpdate(a.exprId, a.name)
       case (f: GetStructField, _) if isFieldReference(f) => f.childSchema(f.ordinal).name
       case (n: NamedExpression, _) => n.name
       case (_, i) => s"_${i + 1}"
-    }
-    arguments.indices.map { i =>
-      arguments(i) match {
-        case a: Attribute => named(arguments.indexWhere(x => x.isInstanceOf[Attribute] && x.semanticEquals(a)))
-        case _ => named(i)
-      }
     }
   }
 

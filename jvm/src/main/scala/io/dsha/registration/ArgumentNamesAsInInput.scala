@@ -13,7 +13,10 @@ import io.dsha.expressions.NamedArguments
  */
 object ArgumentNamesAsInInput extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
-    case node if node.childrenResolved && node.children.nonEmpty =>
+    // Only operators that call a dsha function pay for the map of their input (the rule runs on every query).
+    case node
+        if node.childrenResolved && node.children.nonEmpty &&
+          node.expressions.exists(_.exists(_.isInstanceOf[NamedArguments])) =>
       val input = AttributeMap(node.children.flatMap(_.output).map(a => a -> a.name))
       node.transformExpressions { case e: NamedArguments =>
         val names = e.children.zip(e.fieldNames).map {
