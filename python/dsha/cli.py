@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from typing import List, Optional
 
 FORMATS = {".parquet": "parquet", ".orc": "orc", ".json": "json", ".jsonl": "json", ".ndjson": "json",
@@ -70,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
     h = sub.add_parser("hash", parents=[common], help="print the digest of a table")
     h.add_argument("path", nargs="?", help="file or directory (any Hadoop path)")
     h.add_argument("--table", help="a table name instead of a path")
+    h.add_argument("--state", metavar="FILE", help="a cache of per-file digest states outside the data: read when it "
+                                                   "matches, then rewritten (the data directory is left alone)")
+    h.add_argument("--update-manifest", action="store_true",
+                   help="write the per-file states into PATH/_dsha/manifest.json (beside the data) for the next run")
+    h.add_argument("--no-cache", action="store_true", help="read every file, ignoring any manifest or --state cache")
     c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
     c.add_argument("left", help="path (or table:NAME)")
     c.add_argument("right", help="path (or table:NAME)")
@@ -218,10 +224,7 @@ def _load(spark, source: str, args, table: Optional[str] = None):
     else:
         _check_local(source)
         fmt = _format_of(source, args.format)
-        reader = spark.read.format(fmt)
-        if fmt == "csv":
-            reader = reader.option("header", "true")
-        df = reader.load(source)
+        df = spark.read.format(fmt).options(**_reader_options(fmt)).load(source)
     if args.columns:
         wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
         by_lower = {c.lower(): c for c in df.columns}  # Spark resolves names case-insensitively by default
@@ -233,12 +236,41 @@ def _load(spark, source: str, args, table: Optional[str] = None):
     return df
 
 
+def _reader_options(fmt: str) -> dict:
+    return {"header": "true"} if fmt == "csv" else {}
+
+
 def _fingerprint(spark, source: str, args, table: Optional[str] = None):
     import dsha
 
     started = time.time()
     fp = dsha.fingerprint(_load(spark, source, args, table))
     return fp, time.time() - started
+
+
+def _fingerprint_files(spark, args):
+    """``dsha hash PATH``: per-file states from a manifest (``_dsha/`` or ``--state``) where they still match."""
+    import dsha
+
+    started = time.time()
+    fmt = _format_of(args.path, args.format)
+    if fmt == "delta":
+        raise UsageError("per-file states (--state, --update-manifest) are not used for Delta tables; "
+                         "hash them with --no-cache")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", dsha.DshaWarning)
+        r = dsha.fingerprint_path(spark, args.path, fmt, state=args.state, update_manifest=args.update_manifest,
+                                  use_cache=not args.no_cache, **_reader_options(fmt))
+    for w in caught:
+        print(f"dsha: warning: {w.message}", file=sys.stderr)
+    return r, time.time() - started
+
+
+def _uses_file_states(args) -> bool:
+    """Plain file paths use per-file states; tables, column subsets and Delta (its own log) are hashed in full."""
+    if args.table or args.columns or args.path.startswith("table:") or _is_glob(args.path):
+        return False
+    return args.state is not None or args.update_manifest or _format_of(args.path, args.format) != "delta"
 
 
 _NOT_MESSAGE = ("at ", "JVM stacktrace", "Caused by", "== ", "+- ", ":- ", "Traceback", "File \"")
@@ -285,6 +317,9 @@ def _hint(e: BaseException) -> str:
 def _run(args) -> int:
     if args.command == "hash" and not (args.path or args.table):
         raise UsageError("give a PATH or --table NAME")
+    if args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args):
+        raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
+                         "all columns (no --table, no --columns)")
     sources = [args.path] if args.command == "hash" and not args.table else []
     sources += [args.left, args.right] if args.command == "compare" else []
     for source in sources:  # fail fast, before starting Spark
@@ -293,14 +328,27 @@ def _run(args) -> int:
     spark = _session(args)
     try:
         if args.command == "hash":
-            fp, seconds = _fingerprint(spark, args.path, args, args.table)
+            files = None
+            if _uses_file_states(args):
+                files, seconds = _fingerprint_files(spark, args)
+                fp = files.fingerprint
+            else:
+                fp, seconds = _fingerprint(spark, args.path, args, args.table)
             if args.json:
-                print(json.dumps({"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
-                                  "schema_digest": fp.schema_digest, "schema": fp.schema,
-                                  "algorithm": fp.algorithm, "seconds": round(seconds, 3)}))
+                out = {"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
+                       "schema_digest": fp.schema_digest, "schema": fp.schema, "algorithm": fp.algorithm,
+                       "seconds": round(seconds, 3)}
+                if files is not None:
+                    out.update(files=files.files_total, files_read=files.files_read,
+                               files_reused=files.files_reused, manifest=files.manifest)
+                print(json.dumps(out))
             else:
                 print(fp.digest)
                 print(f"rows: {fp.rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}", file=sys.stderr)
+                if files is not None:
+                    used = f"states from {files.manifest}" if files.manifest else "no manifest"
+                    print(f"files: {files.files_total}, read {files.files_read}, reused {files.files_reused} "
+                          f"({used})", file=sys.stderr)
             return EXIT_EQUAL
         import dsha
 

@@ -38,9 +38,10 @@ def test_hash_prints_the_digest(tables):
     out = run_cli("hash", str(root / "a"))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == expected
-    # stderr: the summary line only, no JVM start-up warnings (e.g. Spark 4.1+ "WARNING: Using incubator modules")
+    # stderr: the summary lines only, no JVM start-up warnings (e.g. Spark 4.1+ "WARNING: Using incubator modules")
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and "rows: 50" in lines[0], out.stderr
+    assert len(lines) == 2 and "rows: 50" in lines[0], out.stderr
+    assert lines[1].startswith("files: 3, read 3, reused 0 (no manifest)"), out.stderr
 
 
 def test_hash_json_and_format_inference(tables):

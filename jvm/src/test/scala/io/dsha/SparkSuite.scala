@@ -60,7 +60,7 @@ trait SparkSuite extends AnyFunSuite {
 
 object SparkSuite {
   lazy val session: SparkSession = SparkSession.builder()
-    .master("local[2]")
+    .master("local[2,2]") // a task may fail once: the retry tests need it
     .appName("dsha-tests")
     .config("spark.sql.extensions", classOf[DshaExtensions].getName)
     .config("spark.sql.shuffle.partitions", "4")

@@ -28,4 +28,7 @@ object SparkShims {
   def functionIdentifier(name: String): FunctionIdentifier = FunctionIdentifier(name)
 
   def functionRegistry(spark: SparkSession): FunctionRegistry = spark.sessionState.functionRegistry
+
+  def queryExecution(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.execution.QueryExecution =
+    df.queryExecution
 }

@@ -41,4 +41,14 @@ object SparkShims {
 
   def functionRegistry(spark: SparkSession): FunctionRegistry =
     spark.asInstanceOf[org.apache.spark.sql.classic.SparkSession].sessionState.functionRegistry
+
+  /** The query execution of a DataFrame (a classic Dataset on 4.x; Spark Connect's have none). */
+  def queryExecution(df: org.apache.spark.sql.DataFrame): org.apache.spark.sql.execution.QueryExecution =
+    df match {
+      case d: org.apache.spark.sql.classic.Dataset[_] => d.queryExecution
+      case other =>
+        throw new UnsupportedOperationException(
+          s"dsha needs a classic Spark DataFrame here, not ${other.getClass.getName}"
+        )
+    }
 }

@@ -1,0 +1,48 @@
+package io.dsha.files
+
+import org.apache.spark.sql.{DataFrame, SparkSession}
+import org.apache.spark.sql.types.{DataType, StructType}
+
+/** Entry points for the Python package (Py4J): Java collections and nulls instead of Scala defaults and Options. */
+object PythonApi {
+
+  def write(
+      df: DataFrame,
+      path: String,
+      format: String,
+      mode: String,
+      partitionBy: java.util.List[String],
+      options: java.util.Map[String, String]
+  ): DshaWriter.Result =
+    DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options))
+
+  /** `schemaJson`: a StructType as JSON (`StructType.json`), or null to read the files' own schema. */
+  def fingerprintPath(
+      spark: SparkSession,
+      path: String,
+      format: String,
+      schemaJson: String,
+      options: java.util.Map[String, String],
+      statePath: String,
+      updateManifest: Boolean,
+      useCache: Boolean
+  ): PathDigest.Result = {
+    val schema = Option(schemaJson).map(DataType.fromJson(_).asInstanceOf[StructType])
+    PathDigest.fingerprint(spark, path, format, schema, toMap(options), Option(statePath), updateManifest, useCache)
+  }
+
+  private def toSeq(list: java.util.List[String]): Seq[String] =
+    if (list == null) Nil else (0 until list.size).map(list.get).toList
+
+  private def toMap(map: java.util.Map[String, String]): Map[String, String] =
+    if (map == null) Map.empty
+    else {
+      val entries = map.entrySet().iterator()
+      val out = Map.newBuilder[String, String]
+      while (entries.hasNext) {
+        val e = entries.next()
+        out += e.getKey -> e.getValue
+      }
+      out.result()
+    }
+}

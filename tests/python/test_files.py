@@ -1,0 +1,150 @@
+"""dsha.write (the digest computed while writing, and its manifest), dsha.fingerprint_path (re-digests that read only
+what changed) and `dsha hash`'s per-file states: every result is checked against dsha.fingerprint of the files read
+back in full."""
+import json
+import os
+import shutil
+import time
+
+import pytest
+
+import dsha
+from conftest import MODE
+from test_cli import run_cli
+
+classic_only = pytest.mark.skipif(MODE == "connect", reason="dsha.write and fingerprint_path need a classic session")
+
+
+def full(spark, path, schema=None, fmt="parquet"):
+    reader = spark.read.format(fmt)
+    return dsha.fingerprint((reader.schema(schema) if schema is not None else reader).load(str(path)))
+
+
+def manifest(path):
+    with open(os.path.join(str(path), "_dsha", "manifest.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture
+def table(spark):
+    return spark.range(0, 2000, 1, 4).selectExpr("id", "CAST(id % 5 AS INT) AS p", "uuid() IS NOT NULL AS b",
+                                                 "named_struct('x', id * 2, 'y', CAST(id AS STRING)) AS s",
+                                                 "map('k', id) AS m")
+
+
+@classic_only
+@pytest.mark.parametrize("fmt,partition_by", [("parquet", None), ("parquet", "p"), ("orc", ["p"])])
+def test_write_returns_the_digest_of_what_it_wrote(spark, table, tmp_path, fmt, partition_by):
+    out = tmp_path / "t"
+    fp = dsha.write(table, str(out), format=fmt, partition_by=partition_by)
+    assert isinstance(fp, dsha.Fingerprint)
+    assert fp == dsha.fingerprint(table)
+    assert fp == full(spark, out, table.schema, fmt)
+    m = manifest(out)
+    assert m["digest"] == fp.digest and m["rows"] == 2000 and m["format"] == fmt
+    assert sum(f["rows"] for f in m["files"]) == 2000
+    if partition_by:
+        assert all(f["path"].startswith("p=") for f in m["files"])
+    again = dsha.fingerprint_path(spark, str(out), fmt, table.schema)
+    assert again.fingerprint == fp
+    assert (again.files_read, again.files_reused) == (0, len(m["files"]))
+    assert again.manifest.endswith("_dsha/manifest.json")
+
+
+@classic_only
+def test_write_modes_and_options(spark, table, tmp_path):
+    out = str(tmp_path / "t")
+    first = dsha.write(table.where("id < 1000"), out, compression="zstd")
+    with pytest.raises(ValueError, match="already exists"):
+        dsha.write(table, out)
+    second = dsha.write(table.where("id >= 1000"), out, mode="append")
+    assert second == dsha.fingerprint(table.where("id >= 1000"))
+    assert manifest(out)["digest"] == dsha.fingerprint(table).digest == full(spark, out, table.schema).digest
+    assert any(".zstd." in f["path"] for f in manifest(out)["files"])
+    assert dsha.write(table, out, mode="overwrite") == dsha.fingerprint(table)
+    assert full(spark, out, table.schema) == dsha.fingerprint(table)
+    assert dsha.write(table.limit(3), out, mode="ignore").rows == 0
+    with pytest.raises(ValueError, match="partition column `nope`"):
+        dsha.write(table, str(tmp_path / "u"), partition_by="nope")
+    assert not os.path.exists(tmp_path / "u")
+
+
+@classic_only
+def test_formats_without_exact_round_trip_get_no_manifest(spark, tmp_path):
+    df = spark.range(10).selectExpr("id", "CAST(id AS STRING) AS s")
+    with pytest.warns(dsha.DshaWarning, match="no manifest written for format 'json'"):
+        fp = dsha.write(df, str(tmp_path / "j"), format="json")
+    assert fp == dsha.fingerprint(df)
+    assert not os.path.exists(tmp_path / "j" / "_dsha")
+
+
+@classic_only
+def test_fingerprint_path_reads_only_what_changed(spark, tmp_path):
+    out = tmp_path / "t"
+    df = spark.range(0, 3000, 1, 5).selectExpr("id", "id * id AS sq")
+    dsha.write(df, str(out))
+    parts = sorted(p for p in os.listdir(out) if p.startswith("part-"))
+
+    spark.range(9000, 9100, 1, 1).selectExpr("id", "id * id AS sq").write.mode("append").parquet(str(out))
+    r = dsha.fingerprint_path(spark, str(out))
+    assert (r.files_total, r.files_read, r.files_reused) == (6, 1, 5)
+    assert r.fingerprint == full(spark, out)
+    assert dsha.fingerprint_path(spark, str(out)).files_read == 1, "a read wrote its result without being asked"
+
+    os.remove(out / parts[0])
+    crc = out / f".{parts[0]}.crc"
+    if crc.exists():
+        crc.unlink()
+    r = dsha.fingerprint_path(spark, str(out), update_manifest=True)
+    assert (r.files_read, r.files_reused) == (1, 4) and r.fingerprint == full(spark, out)
+    r = dsha.fingerprint_path(spark, str(out))
+    assert (r.files_read, r.files_reused) == (0, 5) and r.fingerprint == full(spark, out)
+    nc = dsha.fingerprint_path(spark, str(out), use_cache=False)
+    assert nc.files_read == 5 and nc.manifest is None and nc.fingerprint == r.fingerprint
+
+
+@classic_only
+def test_an_edited_manifest_is_ignored_with_a_warning(spark, tmp_path):
+    out = tmp_path / "t"
+    df = spark.range(0, 500, 1, 2).selectExpr("id")
+    dsha.write(df, str(out))
+    path = out / "_dsha" / "manifest.json"
+    m = json.loads(path.read_text())
+    m["files"][0]["rows"] += 1
+    path.write_text(json.dumps(m))
+    with pytest.warns(dsha.DshaWarning, match="checksum does not match"):
+        r = dsha.fingerprint_path(spark, str(out))
+    assert r.files_read == 2 and r.manifest is None and r.fingerprint == dsha.fingerprint(df)
+
+
+@classic_only
+def test_cli_hash_uses_and_keeps_per_file_states(spark, tmp_path):
+    out = tmp_path / "t"
+    df = spark.range(0, 1000, 1, 3).selectExpr("id", "CAST(id AS STRING) AS s")
+    df.write.parquet(str(out))
+    expected = dsha.fingerprint(df).digest
+    cache = tmp_path / "cache" / "t.json"
+    os.makedirs(cache.parent)
+    first = run_cli("hash", str(out), "--json", "--state", str(cache))
+    assert first.returncode == 0, first.stderr
+    r = json.loads(first.stdout)
+    assert (r["digest"], r["files"], r["files_read"], r["files_reused"]) == (expected, 3, 3, 0)
+    assert cache.is_file() and not (out / "_dsha").exists()
+    second = run_cli("hash", str(out), "--json", "--state", str(cache))
+    r = json.loads(second.stdout)
+    assert (r["digest"], r["files_read"], r["files_reused"]) == (expected, 0, 3)
+    assert r["manifest"].endswith("t.json")
+    third = run_cli("hash", str(out), "--update-manifest", "--no-cache")
+    assert third.returncode == 0 and third.stdout.strip() == expected, third.stderr
+    assert "files: 3, read 3, reused 0" in third.stderr
+    assert manifest(out)["digest"] == expected
+    bad = run_cli("hash", "--table", "t", "--state", str(cache))
+    assert bad.returncode == 2 and "--state and --update-manifest need a PATH" in bad.stderr
+
+
+@pytest.mark.skipif(MODE != "connect", reason="the Spark Connect error")
+def test_connect_sessions_get_a_clear_error(spark, tmp_path):
+    with pytest.raises(NotImplementedError, match="needs a classic SparkSession"):
+        dsha.write(spark.range(3), str(tmp_path / "t"))
+    with pytest.raises(NotImplementedError, match="needs a classic SparkSession"):
+        dsha.fingerprint_path(spark, str(tmp_path))
