@@ -11,6 +11,9 @@ from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSpark
                            jar_path, register)
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
 from dsha.states import StateError, merge, state
+from dsha.store import StoreError
+from dsha.skip import (Change, Changes, Path, Table, changed, code_version, record, run_if_changed,
+                       skip_if_unchanged)
 
 
 def _version() -> str:
@@ -37,18 +40,28 @@ ALGORITHM = "dsha-v1"
 
 __all__ = [
     "ALGORITHM",
+    "Change",
+    "Changes",
     "Comparison",
     "DshaNotLoadedError",
     "EXTENSION_CLASS",
     "Fingerprint",
+    "Path",
     "StateError",
+    "StoreError",
+    "Table",
     "UnsupportedSparkError",
+    "changed",
+    "code_version",
     "configure",
     "ensure_loaded",
     "equal",
     "fingerprint",
     "jar_path",
     "merge",
+    "record",
     "register",
+    "run_if_changed",
+    "skip_if_unchanged",
     "state",
 ]
