@@ -3,6 +3,7 @@
     dsha hash PATH [--format F] [--columns a,b] [--master URL] [--json]
     dsha hash --table NAME
     dsha compare A B           exit 0 equal, 1 different, 2 error
+    dsha check|record NAME INPUT... --store S   (cli_store.py)
 """
 from __future__ import annotations
 
@@ -73,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
     c.add_argument("left", help="path (or table:NAME)")
     c.add_argument("right", help="path (or table:NAME)")
+    from dsha import cli_store
+
+    cli_store.add_parsers(sub, common)
     return p
 
 
@@ -283,6 +287,10 @@ def _hint(e: BaseException) -> str:
 
 
 def _run(args) -> int:
+    from dsha import cli_store
+
+    if args.command in cli_store.COMMANDS:
+        cli_store.validate(args)
     if args.command == "hash" and not (args.path or args.table):
         raise UsageError("give a PATH or --table NAME")
     sources = [args.path] if args.command == "hash" and not args.table else []
@@ -292,6 +300,8 @@ def _run(args) -> int:
             _check_local(source)
     spark = _session(args)
     try:
+        if args.command in cli_store.COMMANDS:
+            return cli_store.run(args, spark)
         if args.command == "hash":
             fp, seconds = _fingerprint(spark, args.path, args, args.table)
             if args.json:
