@@ -183,11 +183,15 @@ class HadoopFileSystem:
 
     def read(self, path: str) -> bytes:
         p, fs = self._path(path)
-        stream = fs.open(p)
         try:
-            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
-        finally:
-            stream.close()
+            stream = fs.open(p)
+        except Exception as e:  # Py4J's error: as the local file system says it, for DirectoryStore.latest
+            if "FileNotFoundException" in str(e):
+                raise FileNotFoundError(path) from None
+            raise
+        out = self._jvm.java.io.ByteArrayOutputStream()
+        self._jvm.org.apache.hadoop.io.IOUtils.copyBytes(stream, out, 65536, True)  # closes the stream
+        return bytes(out.toByteArray())
 
     def write_new(self, path: str, data: bytes) -> None:
         p, fs = self._path(path)
@@ -217,7 +221,7 @@ class DirectoryStore(Store):
     any Hadoop path). ``keep`` older records per name are kept besides the latest (history; pruned on put)."""
 
     def __init__(self, root: str, fs: Any = None, keep: int = 10) -> None:
-        local = _local_path(root)
+        local = _local_path(root) if fs is None else None  # another file system resolves URIs itself
         self.root = root if local is None else local
         self.fs = fs or LocalFileSystem()
         self.keep = keep
