@@ -12,6 +12,9 @@ from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSpark
 from dsha.files import DshaWarning, PathFingerprint, fingerprint_path, write
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
 from dsha.states import StateError, merge, state
+from dsha.store import StoreError
+from dsha.skip import (Change, Changes, Path, Table, changed, code_version, record, run_if_changed,
+                       skip_if_unchanged)
 
 
 def _version() -> str:
@@ -38,14 +41,21 @@ ALGORITHM = "dsha-v1"
 
 __all__ = [
     "ALGORITHM",
+    "Change",
+    "Changes",
     "Comparison",
     "DshaNotLoadedError",
     "DshaWarning",
     "EXTENSION_CLASS",
     "Fingerprint",
     "PathFingerprint",
+    "Path",
     "StateError",
+    "StoreError",
+    "Table",
     "UnsupportedSparkError",
+    "changed",
+    "code_version",
     "configure",
     "ensure_loaded",
     "equal",
@@ -53,7 +63,10 @@ __all__ = [
     "fingerprint_path",
     "jar_path",
     "merge",
+    "record",
     "register",
+    "run_if_changed",
+    "skip_if_unchanged",
     "state",
     "write",
 ]

@@ -3,6 +3,7 @@
     dsha hash PATH [--format F] [--columns a,b] [--master URL] [--json]
     dsha hash --table NAME
     dsha compare A B           exit 0 equal, 1 different, 2 error
+    dsha check|record NAME INPUT... --store S   (cli_store.py)
 """
 from __future__ import annotations
 
@@ -79,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
     c.add_argument("left", help="path (or table:NAME)")
     c.add_argument("right", help="path (or table:NAME)")
+    from dsha import cli_store
+
+    cli_store.add_parsers(sub, common)
     return p
 
 
@@ -315,6 +319,10 @@ def _hint(e: BaseException) -> str:
 
 
 def _run(args) -> int:
+    from dsha import cli_store
+
+    if args.command in cli_store.COMMANDS:
+        cli_store.validate(args)
     if args.command == "hash" and not (args.path or args.table):
         raise UsageError("give a PATH or --table NAME")
     if args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args):
@@ -327,6 +335,8 @@ def _run(args) -> int:
             _check_local(source)
     spark = _session(args)
     try:
+        if args.command in cli_store.COMMANDS:
+            return cli_store.run(args, spark)
         if args.command == "hash":
             files = None
             if _uses_file_states(args):

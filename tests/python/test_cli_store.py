@@ -1,0 +1,79 @@
+"""`dsha check` / `dsha record`: exit 0 unchanged, 1 changed or never recorded, 2 error; the same records as the
+Python API."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import dsha
+from conftest import child_env
+
+pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                reason="the CLI starts its own embedded Spark; run once")
+
+
+def run_cli(*args):
+    env = child_env()
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[1]", "--conf",
+                           "spark.ui.enabled=false"], capture_output=True, text=True, timeout=300, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+def test_check_and_record(spark, tmp_path):
+    df = spark.createDataFrame([(i, f"n{i}") for i in range(30)], "id INT, name STRING")
+    df.repartition(2).write.orc(str(tmp_path / "t"))
+    df.write.option("header", "true").csv(str(tmp_path / "c"))
+    data, csv, store = str(tmp_path / "t"), str(tmp_path / "c"), str(tmp_path / "store")
+
+    recorded = run_cli("record", "step", data, csv, "--store", store, "--json")
+    assert recorded.returncode == 0, recorded.stderr
+    out = json.loads(recorded.stdout)
+    assert out["inputs"][data]["format"] == "orc" and out["inputs"][csv]["format"] == "csv"
+    assert out["inputs"][data]["digest"] == dsha.fingerprint(df).digest  # also the digest `dsha hash` prints
+
+    same = run_cli("check", "step", data, csv, "--store", "file:" + store)
+    assert same.returncode == 0, same.stderr
+    assert same.stdout.startswith("unchanged since 20")
+
+    # the Python API reads what the CLI wrote (same input names), and the other way round
+    assert not dsha.changed([data, csv], store=store, name="step")
+    df.where("id < 29").write.mode("append").orc(data)  # 29 more rows
+    changes = dsha.changed([data, csv], store=store, name="step")
+    assert [(c.input, c.what) for c in changes] == [(data, "row count")]
+    check = run_cli("check", "step", data, csv, "--store", store, "--json")
+    assert check.returncode == 1, check.stderr
+    out = json.loads(check.stdout)
+    assert out["changed"] and out["changes"] == [{"input": data, "what": "row count", "detail": "30 -> 59 rows"}]
+    assert out["inputs"][data]["rows"] == 59
+
+    # text output; "never recorded" is a change (exit 1): the step has to run
+    changes.record()
+    text = run_cli("check", "step", csv, "--store", store, "--code-version", "2")
+    assert text.returncode == 1, text.stderr
+    assert text.stdout.splitlines() == ["changed:", "  code version: None -> 2",
+                                        f"  {data}: input removed: not among the inputs any more"]
+    never = dsha.changed([csv], store=store, name="never")
+    assert never and [c.what for c in never] == ["never recorded"]
+
+
+@pytest.mark.parametrize("case", ["corrupt store", "missing input", "columns"])
+def test_errors_exit_2_before_spark_starts(tmp_path, case):
+    store = tmp_path / "store"
+    dsha.store.DirectoryStore(str(store)).put(dsha.store.Record("step", {}))
+    [folder] = os.listdir(store)
+    [entry] = os.listdir(store / folder)
+    (store / folder / entry).write_text('{"format": "dsha-store/1", "name": "step"}')
+    data = str(tmp_path)
+    args = {"corrupt store": ["check", "step", data, "--store", str(store)],
+            "missing input": ["record", "step", str(tmp_path / "nope"), "--store", str(store)],
+            "columns": ["check", "step", data, "--store", str(store), "--columns", "a"]}[case]
+    out = run_cli(*args)
+    assert out.returncode == 2 and out.stdout == ""
+    expected = {"corrupt store": f"dsha: error: corrupt dsha store entry {store / folder / entry}: KeyError",
+                "missing input": "dsha: error: no such file or directory",
+                "columns": "dsha: error: --columns is not supported by dsha check"}[case]
+    assert out.stderr.strip().splitlines()[-1].startswith(expected), out.stderr
+    assert "Traceback" not in out.stderr and "Spark" not in out.stderr

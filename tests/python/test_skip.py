@@ -1,0 +1,229 @@
+"""Skip-if-unchanged: what dsha.changed reports, when run_if_changed and skip_if_unchanged record (only after
+success), and the code version of a function (the same across formatting, comments and docstrings)."""
+import importlib.util
+import os
+import textwrap
+import uuid
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import dsha
+from dsha.store import DirectoryStore
+
+
+def entries(store_dir):
+    return sum(len(files) for _, _, files in os.walk(store_dir))
+
+
+def test_changed_says_what_changed_per_input(spark, tmp_path):
+    store = str(tmp_path)
+    a, b = spark.range(5), spark.range(3).selectExpr("id", "'x' AS s")
+    first = dsha.changed({"a": a, "b": b}, store=store, name="step", version="1")
+    assert [(c.input, c.what) for c in first] == [(None, "never recorded")] and first.inputs == ["a", "b"]
+    first.record()
+    same = dsha.changed({"a": spark.range(5).orderBy("id", ascending=False), "b": b}, store=store, name="step",
+                        version="1")
+    assert not same and same.inputs == [] and same.explain().startswith("unchanged since 20")
+    other = dsha.changed({"a": spark.range(6), "b": b.selectExpr("id", "'y' AS s"), "c": spark.range(1)},
+                         store=store, name="step", version="1")
+    assert [(c.input, c.what) for c in other] == [("a", "row count"), ("b", "content"), ("c", "new input")]
+    assert other.inputs == ["a", "b", "c"] and "5 -> 6 rows" in other.explain()
+    gone = dsha.changed({"a": a.selectExpr("id", "1 AS extra")}, store=store, name="step", version="2")
+    assert [(c.input, c.what) for c in gone] == [(None, "code version"), ("a", "schema"), ("b", "input removed")]
+    assert gone.inputs == ["a"] and '"extra":int' in gone.explain()
+
+
+def test_paths_and_tables_as_inputs(spark, tmp_path):
+    df = spark.createDataFrame([(i, f"n{i}") for i in range(20)], "id INT, name STRING")
+    df.write.option("header", "true").csv(str(tmp_path / "people.csv"))
+    df.repartition(3).write.parquet(str(tmp_path / "pq"))
+    view = f"people_{uuid.uuid4().hex[:8]}"
+    df.createOrReplaceTempView(view)
+    store = str(tmp_path / "store")
+    inputs = [str(tmp_path / "people.csv"), dsha.Path(str(tmp_path / "pq")), "table:" + view]
+    recorded = dsha.record(inputs, store=store, name="step")
+    kinds = {k: (i.kind, i.format, i.fingerprint.rows) for k, i in recorded.inputs.items()}
+    assert kinds == {str(tmp_path / "people.csv"): ("path", "csv", 20), str(tmp_path / "pq"): ("path", "parquet", 20),
+                     "table:" + view: ("table", None, 20)}
+    # the same inputs spelled otherwise, and the data rewritten in another layout: unchanged
+    df.coalesce(1).write.mode("overwrite").parquet(str(tmp_path / "pq"))
+    respelled = [dsha.Path(str(tmp_path / "people.csv"), "csv"), str(tmp_path / "pq"), dsha.Table(view)]
+    assert not dsha.changed(respelled, store=store, name="step")
+    # read as another format, the file is other data
+    as_text = dsha.changed([dsha.Path(str(tmp_path / "people.csv"), "text")] + respelled[1:], store=store, name="step")
+    assert [(c.input, c.what) for c in as_text] == [(str(tmp_path / "people.csv"), "schema")]
+    with pytest.raises(TypeError, match="give inputs as a dict"):
+        dsha.changed([df], store=store, name="step")
+    with pytest.raises(Exception, match="no such file or directory"):
+        dsha.changed([str(tmp_path / "missing")], store=store, name="step")
+
+
+def test_run_if_changed_records_only_after_success(spark, tmp_path):
+    store, inputs = str(tmp_path), {"a": spark.range(4)}
+    with pytest.raises(RuntimeError):
+        with dsha.run_if_changed("step", inputs, store=store) as run:
+            assert run.should_run
+            raise RuntimeError("the step failed")
+    assert entries(tmp_path) == 0  # a failed step leaves no record: it runs again next time
+    ran = []
+    with dsha.run_if_changed("step", inputs, store=store) as run:
+        assert run.should_run and run.changes.inputs == ["a"]
+        ran.append(1)
+    assert ran == [1] and run.recorded == DirectoryStore(store).latest("step")
+    with dsha.run_if_changed("step", inputs, store=store) as run:
+        assert not run.should_run
+        run.skip()
+        ran.append(2)  # not reached
+    assert ran == [1] and entries(tmp_path) == 1
+    # skip() leaves its own block, also from inside another one; an inner block records on its own
+    with dsha.run_if_changed("outer", inputs, store=store) as outer:
+        with dsha.run_if_changed("inner", {"b": spark.range(1)}, store=store):
+            outer.skip()
+        ran.append(3)  # not reached
+    assert ran == [1] and DirectoryStore(store).latest("outer") is None
+    assert DirectoryStore(store).latest("inner") is None  # it was left by an exception
+
+
+def test_skip_if_unchanged_decorator(spark, tmp_path):
+    calls, store = [], str(tmp_path)
+    data = {"n": 3}
+
+    @dsha.skip_if_unchanged(name="step", inputs=lambda fail=False: {"t": spark.range(data["n"])}, store=store)
+    def step(fail=False):
+        calls.append(data["n"])
+        if fail:
+            raise ValueError("failed")
+        return "done"
+
+    assert step.code_version.startswith("code:")
+    assert step() == "done" and step() is None and calls == [3]
+    data["n"] = 4
+    with pytest.raises(ValueError):
+        step(fail=True)
+    assert step() == "done" and step() is None and calls == [3, 4, 4]  # the failed run recorded nothing
+
+    @dsha.skip_if_unchanged(name="step", inputs=lambda: {"t": spark.range(data["n"])}, store=store)
+    def step():  # noqa: F811  other code, same name and inputs: runs
+        calls.append("new code")
+
+    step()
+    step()
+    assert calls == [3, 4, 4, "new code"]
+
+    @dsha.skip_if_unchanged(name="versioned", inputs={"t": spark.range(2)}, store=store, version="v1")
+    def versioned():
+        calls.append("v1")
+
+    @dsha.skip_if_unchanged(name="versioned", inputs={"t": spark.range(2)}, store=store, version="v1")
+    def versioned_changed():  # other code, but the same version=: skipped
+        calls.append("v1 again")
+
+    versioned()
+    versioned_changed()
+    assert versioned.code_version == "v1" and calls[-1] == "v1"
+
+
+BASE = '''
+def step(rows, factor=2):
+    """Sums the rows, times factor."""
+    total = 0
+    for r in rows:  # every row
+        total += r * factor
+    return total
+'''
+SAME = {
+    "reformatted": '''
+def step(rows,
+         factor = 2):
+    total=0
+    for r in rows: total += r*factor
+    return (total)
+''',
+    "comments and docstring": '''
+# a comment before
+def step(rows, factor=2):
+    """Another docstring.
+
+    Longer."""
+    # a comment
+    total = 0
+    for r in rows:
+        total += r * factor  # another comment
+    return total
+''',
+    "decorated and indented": '''
+import functools
+class Holder:
+    @functools.lru_cache()
+    def step(rows, factor=2):
+        total = 0
+        for r in rows:
+            total += r * factor
+        return total
+''',
+}
+OTHER = {
+    "an operator": BASE.replace("r * factor", "r + factor"),
+    "a default": BASE.replace("factor=2", "factor=3"),
+    "a statement": BASE.replace("    return total", "    total += 1\n    return total"),
+    "a string": BASE.replace("return total", "return str(total) + 'x'"),
+}
+
+
+def load(tmp_path, source):
+    path = tmp_path / f"m_{uuid.uuid4().hex}.py"
+    path.write_text(textwrap.dedent(source))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Holder.step if hasattr(module, "Holder") else module.step
+
+
+def test_code_version(tmp_path):
+    base = dsha.code_version(load(tmp_path, BASE))
+    assert len(base) == 32 and base == dsha.code_version(load(tmp_path, BASE))
+    for case, source in SAME.items():
+        assert dsha.code_version(load(tmp_path, source)) == base, case
+    others = {case: dsha.code_version(load(tmp_path, source)) for case, source in OTHER.items()}
+    assert base not in others.values() and len(set(others.values())) == len(OTHER), others
+    with pytest.raises(ValueError, match="pass version="):
+        dsha.code_version(len)
+
+
+# Operations on a small table kept as Parquet files; the model is the list of rows and whether it has "extra".
+OPS = st.sampled_from(["append", "delete", "overwrite same", "reorder", "schema", "record"])
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(OPS, min_size=3, max_size=7), seed=st.integers(0, 1000))
+def test_changed_exactly_when_the_fingerprint_differs(spark, tmp_path_factory, ops, seed):
+    import random
+
+    rnd = random.Random(seed)
+    root = tmp_path_factory.mktemp("prop")
+    path, store = str(root / "t"), str(root / "store")
+    rows, extra = [(i, f"r{i}") for i in range(5)], False
+
+    def write(order, files):
+        df = spark.createDataFrame(order, "id INT, name STRING")
+        if extra:
+            df = df.selectExpr("*", "id % 3 AS extra")
+        df.repartition(files).write.mode("overwrite").parquet(path)
+
+    write(rows, 1)
+    recorded = dsha.record([path], store=store, name="step").inputs[path].fingerprint
+    for op in ops:
+        if op == "append":
+            rows = rows + [(rnd.randrange(100), "new")]
+        elif op == "delete" and rows:
+            rows = rows[: -1]
+        elif op == "schema":
+            extra = not extra
+        if op != "record":
+            write(rnd.sample(rows, len(rows)) if op == "reorder" else rows, rnd.randint(1, 3))
+        now = dsha.fingerprint(spark.read.parquet(path))
+        changes = dsha.changed([path], store=store, name="step")
+        assert bool(changes) == (now != recorded), (op, changes.explain())
+        if op == "record":
+            recorded = changes.record().inputs[path].fingerprint
