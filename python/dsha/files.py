@@ -91,7 +91,7 @@ def _warn(messages: Sequence[str]) -> List[str]:
 
 
 def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexists",
-          partition_by: Union[str, Sequence[str], None] = None, **options: Any) -> Fingerprint:
+          partition_by: Union[str, Sequence[str], None] = None, **options: Any) -> Optional[Fingerprint]:
     """Writes ``df`` to ``path`` like ``df.write.format(format).mode(mode).partitionBy(*partition_by)
     .options(**options).save(path)`` and returns the :class:`Fingerprint` of the rows written, computed while
     writing (the data is read once). For Parquet and ORC, the files' digest states go into
@@ -103,7 +103,8 @@ def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexist
     append: of the rows appended). Read back without a schema, partition columns may come back with other types
     (Spark infers them from directory names), and so with another digest.
 
-    ``mode="overwrite"`` replaces the whole directory (``partitionOverwriteMode=dynamic`` is refused).
+    ``mode="overwrite"`` replaces the whole directory (``partitionOverwriteMode=dynamic`` is refused);
+    ``mode="ignore"`` over an existing path writes nothing and returns None.
     """
     spark = df.sparkSession
     api = _jvm_api(spark, "dsha.write")
@@ -114,6 +115,8 @@ def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexist
         cols.add(c)
     result = _java_errors(lambda: api.write(df._jdf, path, format, mode, cols, _options(spark, options)))
     _warn(result.warningsArray())
+    if result.ignored():
+        return None
     return Fingerprint.from_state(bytes(result.stateBytes()))
 
 

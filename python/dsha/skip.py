@@ -17,12 +17,18 @@ import dataclasses
 import functools
 import hashlib
 import inspect
+import json
 import os
+import tempfile
 import textwrap
 import time
+import warnings
 from dataclasses import dataclass
+from pathlib import Path as Path_
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from dsha._session import _is_connect
+from dsha.files import DshaWarning, fingerprint_path
 from dsha.fingerprint import Comparison, Fingerprint, fingerprint
 from dsha.store import InputRecord, Record, Store, open_store
 
@@ -78,12 +84,22 @@ def _named(inputs: Any) -> Dict[str, Any]:
 
 
 def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
-    """The one place where files are fingerprinted: their fingerprint and a per-file manifest (None for now).
-    ``previous`` (the recorded input, if any) is for an incremental version that rehashes only changed files."""
-    reader = spark.read.format(format)
-    if format == "csv":  # as `dsha hash` reads CSV, so that both agree
-        reader = reader.option("header", "true")
-    return fingerprint(reader.load(path)), None
+    """The one place where files are fingerprinted: their fingerprint and their per-file states (a manifest,
+    SPEC.md §12), which the next run's ``previous`` hands back so that only new and changed files are read. Spark
+    Connect sessions and Delta tables are hashed in full (per-file states need the driver JVM and plain files)."""
+    options = {"header": "true"} if format == "csv" else {}  # as `dsha hash` reads CSV, so that both agree
+    if _is_connect(spark) or format == "delta":
+        return fingerprint(spark.read.format(format).options(**options).load(path)), None
+    with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
+        cache = os.path.join(d, "files.json")
+        if previous is not None and isinstance(previous.files, dict):
+            with open(cache, "w", encoding="utf-8") as f:
+                json.dump(previous.files, f)
+        with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
+            warnings.simplefilter("ignore", DshaWarning)
+            r = fingerprint_path(spark, path, format, state=Path_(cache).as_uri(), **options)
+        with open(cache, encoding="utf-8") as f:
+            return r.fingerprint, json.load(f)
 
 
 def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord]) -> InputRecord:

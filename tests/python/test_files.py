@@ -63,7 +63,8 @@ def test_write_modes_and_options(spark, table, tmp_path):
     assert any(".zstd." in f["path"] for f in manifest(out)["files"])
     assert dsha.write(table, out, mode="overwrite") == dsha.fingerprint(table)
     assert full(spark, out, table.schema) == dsha.fingerprint(table)
-    assert dsha.write(table.limit(3), out, mode="ignore").rows == 0
+    with pytest.warns(dsha.DshaWarning, match="nothing written"):
+        assert dsha.write(table.limit(3), out, mode="ignore") is None
     with pytest.raises(ValueError, match="partition column `nope`"):
         dsha.write(table, str(tmp_path / "u"), partition_by="nope")
     assert not os.path.exists(tmp_path / "u")
@@ -187,3 +188,23 @@ def test_manifest_matches_spec(spark, tmp_path):
     for f in m["files"]:
         st = os.stat(out / f["path"])
         assert (f["size"], f["modified"]) == (st.st_size, st.st_mtime_ns // 1_000_000)
+
+
+@classic_only
+def test_the_store_keeps_per_file_states_of_paths(spark, tmp_path):
+    """A path input's record carries its per-file states (a manifest, SPEC.md §12), so the next check reads only
+    new and changed files; the answer still follows the content."""
+    from dsha.store import open_store
+
+    data, store = str(tmp_path / "t"), str(tmp_path / "store")
+    df = spark.range(0, 900, 1, 3).selectExpr("id", "id % 7 AS k")
+    df.write.parquet(data)
+    dsha.record([data], store=store, name="step", spark=spark)
+    files = open_store(store).latest("step").inputs[data].files
+    assert files["dsha"] == "manifest" and files["checksum"] == _spec_checksum(files)
+    assert len(files["files"]) == 3 and files["digest"] == dsha.fingerprint(df).digest
+    assert not dsha.changed([data], store=store, name="step", spark=spark)
+    spark.range(5000, 5010, 1, 1).selectExpr("id", "id % 7 AS k").write.mode("append").parquet(data)
+    changes = dsha.changed([data], store=store, name="step", spark=spark)
+    assert [c.input for c in changes] == [data] and "row count" in changes.explain()
+    assert len(changes.current.inputs[data].files["files"]) == 4

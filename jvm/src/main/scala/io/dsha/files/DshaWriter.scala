@@ -27,7 +27,8 @@ object DshaWriter {
       state: Portable,
       manifest: Option[String],
       files: Seq[Manifest.Entry],
-      warnings: Seq[String]
+      warnings: Seq[String],
+      ignored: Boolean = false
   ) {
     def stateBytes: Array[Byte] = state.toBytes
     def warningsArray: Array[String] = warnings.toArray
@@ -95,7 +96,8 @@ object DshaWriter {
           Portable(algorithm, schema, 0L, new Array[Long](algorithm.combiner.words)),
           None,
           Nil,
-          Seq(s"nothing written: $root exists (mode 'ignore')")
+          Seq(s"nothing written: $root exists (mode 'ignore')"),
+          ignored = true
         )
       case SaveMode.Overwrite if exists =>
         val reads = df.inputFiles.exists(f => FileListing.relative(root, new Path(f)).isDefined)

@@ -68,7 +68,11 @@ object PathDigest {
     ).sortBy(_._1)
     val warnings = Seq.newBuilder[String]
 
-    val sources = statePath.map(p => ("state file", fs.makeQualified(new Path(p)), true)).toSeq ++
+    val stateFile = statePath.map { p =>
+      val at = new Path(p)
+      at.getFileSystem(hadoopConf).makeQualified(at) // its own file system: a local cache beside data on S3
+    }
+    val sources = stateFile.map(at => ("state file", at, true)).toSeq ++
       (if (isDir) Seq(("manifest", Manifest.beside(root), false)) else Nil)
     val trusted: Option[(String, Manifest)] = if (!useCache) None
     else sources.iterator.flatMap {
@@ -95,7 +99,7 @@ object PathDigest {
     val (reused, toRead) = listed.partition { case (rel, st) =>
       byPath.get(rel).exists(_.matches(st.getLen, st.getModificationTime))
     }
-    val writes = updateManifest || statePath.isDefined
+    val writes = updateManifest || stateFile.isDefined
     if (updateManifest && !isDir) warnings += s"no manifest beside a single file ($root): name a state file instead"
 
     val zero = Portable(algorithm, canonical, 0L, new Array[Long](algorithm.combiner.words))
@@ -124,10 +128,7 @@ object PathDigest {
         entries.sortBy(_.path).toIndexedSeq
       )
       if (updateManifest && isDir) Manifest.write(fs, Manifest.beside(root), manifest)
-      statePath.foreach { p =>
-        val at = fs.makeQualified(new Path(p))
-        Manifest.write(at.getFileSystem(hadoopConf), at, manifest)
-      }
+      stateFile.foreach(at => Manifest.write(at.getFileSystem(hadoopConf), at, manifest))
     }
     Result(state, listed.size, toRead.size, reused.size, trusted.map(_._1), warnings.result())
   }
