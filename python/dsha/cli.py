@@ -77,6 +77,9 @@ def _parser() -> argparse.ArgumentParser:
     h.add_argument("--update-manifest", action="store_true",
                    help="write the per-file states into PATH/_dsha/manifest.json (beside the data) for the next run")
     h.add_argument("--no-cache", action="store_true", help="read every file, ignoring any manifest or --state cache")
+    h.add_argument("--approximate", action="store_true",
+                   help="a fingerprint of file metadata only (dsha-meta-v1: paths, sizes, modification times; no data "
+                        "read), not a content digest")
     c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
     c.add_argument("left", help="path (or table:NAME)")
     c.add_argument("right", help="path (or table:NAME)")
@@ -325,6 +328,8 @@ def _run(args) -> int:
         cli_store.validate(args)
     if args.command == "hash" and not (args.path or args.table):
         raise UsageError("give a PATH or --table NAME")
+    if args.command == "hash" and args.approximate and (args.state or args.update_manifest or args.no_cache):
+        raise UsageError("--approximate reads no data: it takes no --state, --update-manifest or --no-cache")
     if args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args):
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
                          "all columns (no --table, no --columns)")
@@ -338,8 +343,14 @@ def _run(args) -> int:
         if args.command in cli_store.COMMANDS:
             return cli_store.run(args, spark)
         if args.command == "hash":
+            import dsha
+
             files = None
-            if _uses_file_states(args):
+            if args.approximate:
+                started = time.time()
+                fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
+                seconds = time.time() - started
+            elif _uses_file_states(args):
                 files, seconds = _fingerprint_files(spark, args)
                 fp = files.fingerprint
             else:
@@ -354,7 +365,8 @@ def _run(args) -> int:
                 print(json.dumps(out))
             else:
                 print(fp.digest)
-                print(f"rows: {fp.rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}", file=sys.stderr)
+                rows = "unknown (file metadata only)" if fp.rows < 0 else fp.rows
+                print(f"rows: {rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}", file=sys.stderr)
                 if files is not None:
                     used = f"states from {files.manifest}" if files.manifest else "no manifest"
                     print(f"files: {files.files_total}, read {files.files_read}, reused {files.files_reused} "

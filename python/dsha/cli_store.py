@@ -25,6 +25,9 @@ def add_parsers(sub: Any, common: Any) -> None:
         p.add_argument("inputs", nargs="+", metavar="INPUT", help="path (or table:NAME)")
         p.add_argument("--store", required=True, help="directory (local, file:, hdfs://, ...) or table:NAME")
         p.add_argument("--code-version", help="the step's code version, compared like an input")
+        p.add_argument("--approximate", action="store_true",
+                       help="compare file metadata only (dsha-meta-v1: paths, sizes, modification times; no data "
+                            "read): may report a change that is none, never misses one it can see (README)")
 
 
 def validate(args: Any) -> None:
@@ -45,7 +48,8 @@ def run(args: Any, spark: Any) -> int:
     import dsha
 
     inputs = [i if i.startswith("table:") else dsha.Path(i, args.format) for i in args.inputs]
-    changes = dsha.changed(inputs, store=args.store, name=args.name, version=args.code_version, spark=spark)
+    changes = dsha.changed(inputs, store=args.store, name=args.name, version=args.code_version, spark=spark,
+                           exact=not args.approximate)
     fingerprints = {k: {"kind": i.kind, "format": i.format, "digest": i.fingerprint.digest, "rows": i.fingerprint.rows}
                     for k, i in changes.current.inputs.items()}
     if args.command == "record":

@@ -71,8 +71,20 @@ def _from_struct(f: Any) -> Fingerprint:
                        content_sum=f["content_sum"], schema=f["schema"], algorithm=f["algorithm"])
 
 
-def fingerprint(df: Any, *cols: ColumnOrName) -> Fingerprint:
-    """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job."""
+META_ALGORITHM = "dsha-meta-v1"
+
+
+def fingerprint(df: Any, *cols: ColumnOrName, exact: bool = True) -> Fingerprint:
+    """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job.
+
+    ``exact=False``: an approximate fingerprint from file metadata only (``dsha-meta-v1``, SPEC.md §13: the schema
+    and each file's path, size, modification time and ETag), constant in the data size, for a DataFrame read from
+    files (classic sessions). It is not a content digest — its algorithm and digest prefix differ, ``rows`` is -1
+    (unknown) — and it may say "changed" when only the layout or a timestamp changed; it misses only a rewrite that
+    keeps a file's path, size and modification time.
+    """
+    if not exact:
+        return _metadata_fingerprint(df.select(*cols) if cols else df)
     ensure_loaded(df.sparkSession)
     with translate_errors():
         row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).first()
@@ -93,3 +105,12 @@ def equal(left: Any, right: Any) -> Comparison:
                .crossJoin(right.agg(dsha_fingerprint("*").alias("right")))
                .first())
     return Comparison(_from_struct(row["left"]), _from_struct(row["right"]))
+
+
+def _metadata_fingerprint(df: Any) -> Fingerprint:
+    from dsha.files import _java_errors, _jvm_api
+
+    api = _jvm_api(df.sparkSession, "dsha.fingerprint(..., exact=False)")
+    r = _java_errors(lambda: api.metadataDigest(df._jdf))
+    return Fingerprint(digest=r.digest(), rows=-1, schema_digest=r.schemaDigestHex(), content_sum="",
+                       schema=r.schemaText(), algorithm=META_ALGORITHM)

@@ -102,15 +102,19 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
             return r.fingerprint, json.load(f)
 
 
-def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord]) -> InputRecord:
+def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exact: bool = True) -> InputRecord:
     if _is_dataframe(x):
-        return InputRecord("dataframe", None, None, fingerprint(x))
+        return InputRecord("dataframe", None, None, fingerprint(x, exact=exact))
     if isinstance(x, Table):
-        return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name)))
+        return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name), exact=exact))
     from dsha.cli import _check_local, _format_of
 
     _check_local(x.path)
     fmt = _format_of(x.path, x.format)
+    if not exact:
+        options = {"header": "true"} if fmt == "csv" else {}
+        df = _need(spark, x.path).read.format(fmt).options(**options).load(x.path)
+        return InputRecord("path", x.path, fmt, fingerprint(df, exact=False))
     fp, files = _fingerprint_path(_need(spark, x.path), x.path, fmt, previous)
     return InputRecord("path", x.path, fmt, fp, files)
 
@@ -201,7 +205,8 @@ class Changes:
         return record
 
 
-def changed(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None) -> Changes:
+def changed(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None,
+            exact: bool = True) -> Changes:
     """What changed in ``inputs`` (and the code ``version``) since the last record of step ``name`` in ``store``
     (a directory, ``"table:db.t"`` or a ``dsha.store.Store``). Fingerprints each input once (one Spark job each).
     A corrupt or foreign store entry raises ``dsha.StoreError``; it is never taken as "unchanged"."""
@@ -210,13 +215,15 @@ def changed(inputs: Any, *, store: Any, name: str, version: Optional[str] = None
     st = open_store(store, spark)
     previous = st.latest(name)  # before any Spark job: a bad store fails fast
     before = previous.inputs if previous else {}
-    current = Record(name, {k: _fingerprint_input(spark, x, before.get(k)) for k, x in named.items()}, version)
+    current = Record(name, {k: _fingerprint_input(spark, x, before.get(k), exact) for k, x in named.items()},
+                     version)
     return Changes(previous, current, st)
 
 
-def record(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None) -> Record:
+def record(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None,
+           exact: bool = True) -> Record:
     """Records the current fingerprints of ``inputs`` as step ``name``'s last run (what ``dsha record`` does)."""
-    return changed(inputs, store=store, name=name, version=version, spark=spark).record()
+    return changed(inputs, store=store, name=name, version=version, spark=spark, exact=exact).record()
 
 
 class _Skipped(Exception):

@@ -139,6 +139,10 @@ def test_cli_hash_uses_and_keeps_per_file_states(spark, tmp_path):
     assert third.returncode == 0 and third.stdout.strip() == expected, third.stderr
     assert "files: 3, read 3, reused 0" in third.stderr
     assert manifest(out)["digest"] == expected
+    approx = run_cli("hash", str(out), "--approximate", "--json")
+    r = json.loads(approx.stdout)
+    assert (r["algorithm"], r["rows"]) == ("dsha-meta-v1", -1), approx.stderr
+    assert r["digest"] == dsha.fingerprint(spark.read.parquet(str(out)), exact=False).digest
     bad = run_cli("hash", "--table", "t", "--state", str(cache))
     assert bad.returncode == 2 and "--state and --update-manifest need a PATH" in bad.stderr
 
@@ -208,3 +212,63 @@ def test_the_store_keeps_per_file_states_of_paths(spark, tmp_path):
     changes = dsha.changed([data], store=store, name="step", spark=spark)
     assert [c.input for c in changes] == [data] and "row count" in changes.explain()
     assert len(changes.current.inputs[data].files["files"]) == 4
+
+
+@classic_only
+def test_approximate_fingerprints_never_miss_a_change_they_can_see(spark, tmp_path):
+    """dsha-meta-v1 (SPEC.md §13) against the exact digest over a random sequence of file operations: whenever the
+    content changed, the approximate fingerprint changed too; a touch changes only the approximate one."""
+    import random
+
+    rng = random.Random(7)
+    out = tmp_path / "t"
+    spark.range(0, 300, 1, 3).selectExpr("id", "id % 11 AS k").write.parquet(str(out))
+    scratch = tmp_path / "scratch"
+
+    def parts():
+        return sorted(p for p in os.listdir(out) if p.startswith("part-"))
+
+    def drop_crc(name):
+        crc = out / f".{name}.crc"
+        if crc.exists():
+            crc.unlink()
+
+    def op(kind, step):
+        name = rng.choice(parts())
+        if kind == "append":
+            spark.range(step * 1000, step * 1000 + 50, 1, 1).selectExpr("id", "id % 11 AS k") \
+                .write.mode("append").parquet(str(out))
+        elif kind == "delete" and len(parts()) > 1:
+            drop_crc(name)
+            os.remove(out / name)
+        elif kind == "rewrite":
+            shutil.rmtree(scratch, ignore_errors=True)
+            spark.range(step * 1000, step * 1000 + 20, 1, 1).selectExpr("id", "id % 11 AS k").write.parquet(str(scratch))
+            new = next(p for p in os.listdir(scratch) if p.endswith(".parquet"))
+            drop_crc(name)
+            shutil.copyfile(scratch / new, out / name)
+        elif kind == "touch":
+            st = os.stat(out / name)
+            os.utime(out / name, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+
+    def both():
+        df = spark.read.parquet(str(out))
+        return dsha.fingerprint(df), dsha.fingerprint(df, exact=False)
+
+    exact, approx = both()
+    assert approx.algorithm == "dsha-meta-v1" and approx.rows == -1 and approx.digest[:8] != exact.digest[:8]
+    assert approx.schema_digest == exact.schema_digest
+    kinds = ["append", "delete", "rewrite", "touch", "nothing"]
+    rng.shuffle(kinds)  # every kind once, in a random order
+    for step, kind in enumerate(kinds, start=1):
+        op(kind, step)
+        e, a = both()
+        if e != exact:
+            assert a != approx, f"step {step} ({kind}): the content changed, the approximate fingerprint did not"
+        if kind == "touch":
+            assert e == exact and a != approx
+        if kind == "nothing":
+            assert (e, a) == (exact, approx)
+        exact, approx = e, a
+    with pytest.raises(ValueError, match="not one read from files"):
+        dsha.fingerprint(spark.range(3), exact=False)

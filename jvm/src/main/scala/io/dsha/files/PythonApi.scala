@@ -31,6 +31,8 @@ object PythonApi {
     PathDigest.fingerprint(spark, path, format, schema, toMap(options), Option(statePath), updateManifest, useCache)
   }
 
+  def metadataDigest(df: DataFrame): MetadataDigest.Result = MetadataDigest.of(df)
+
   private def toSeq(list: java.util.List[String]): Seq[String] =
     if (list == null) Nil else (0 until list.size).map(list.get).toList
 
