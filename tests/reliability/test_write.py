@@ -12,6 +12,7 @@ under test); the session is still the suite's (jar and extension given directly)
 import glob
 import json
 import os
+import re
 import signal
 import time
 import urllib.parse
@@ -170,7 +171,7 @@ def test_first_attempts_fail_mid_file_sort_based_partitioned_writer(spark, table
                  " THEN CAST(raise_error('injected failure') AS BIGINT) ELSE id END AS id")
     flaky = table.sortWithinPartitions("p").selectExpr(fail_once, *table.columns[1:])
     ordering = flaky._jdf.queryExecution().executedPlan().outputOrdering().toString()
-    assert ordering.startswith("List(p#"), f"the writer would sort the rows first: {ordering}"
+    assert re.match(r"\w+\(p#", ordering), f"the writer would sort the rows first: {ordering}"  # List/Stream
     check_write(spark, flaky, tmp_path / "t", expected, schema=table.schema, partition_by="p")
     system = spark.sparkContext._jvm.java.lang.System
     assert [system.getProperty(f"{key}{i}") for i in range(PARTS)] == ["failed"] * PARTS
@@ -195,7 +196,9 @@ def test_aqe_skewed_shuffle_before_the_write(spark, tmp_path, aqe, shuffle):
         if shuffle == "repartition by column":
             check_write(spark, skewed.repartition("k"), tmp_path / "t", expected)
         else:
-            _, m = check_write(spark, skewed.hint("rebalance", "k"), tmp_path / "t", expected, partition_by="k")
+            skewed.createOrReplaceTempView("skewed")  # the hint in SQL: Spark 3.5's DataFrame.hint wants no name
+            rebalanced = spark.sql("SELECT /*+ REBALANCE(k) */ * FROM skewed")
+            _, m = check_write(spark, rebalanced, tmp_path / "t", expected, partition_by="k")
             keys = {f"k={r.k}" for r in skewed.select("k").distinct().collect()}
             assert {e["path"].split("/")[0] for e in m["files"]} == keys
 
