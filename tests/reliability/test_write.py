@@ -224,7 +224,8 @@ def test_200_partition_directories_from_every_task(spark, tmp_path, conf):
     paths = [e["path"] for e in m["files"]]
     assert len({p.rsplit("/", 1)[0] for p in paths}) == 200
     assert {p.rsplit("/", 1)[1][:10] for p in paths} == {"part-00000", "part-00001"}
-    assert len(paths) == (800 if "spark.sql.files.maxRecordsPerFile" in conf else 400)  # 10 rows per task and p
+    rolled = "spark.sql.files.maxRecordsPerFile" in conf
+    assert len(paths) == (800 if rolled else 400)  # 10 rows per task and directory: 7 + 3 when rolled
     assert any(p.startswith("p=0/q=a%2Fb/") for p in paths)
     assert any(p.startswith("p=4/q=__HIVE_DEFAULT_PARTITION__/") for p in paths)
 
