@@ -230,7 +230,7 @@ def test_200_partition_directories_from_every_task(spark, tmp_path, conf):
     assert any(p.startswith("p=4/q=__HIVE_DEFAULT_PARTITION__/") for p in paths)
 
 
-# ------------------------------------------------------------------------------------------ 6. empty, overwrite, failure
+# ------------------------------------------------------------------------------ 6. empty, overwrite, failure
 
 @pytest.mark.parametrize("partition_by", [None, "i"])
 def test_empty_input(spark, tmp_path, partition_by):
