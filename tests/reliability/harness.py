@@ -155,9 +155,10 @@ def kill_group(proc: subprocess.Popen, grace: float = 5.0) -> None:
         pass
 
 
-def spark_submit(tmp: Path, master: str, script: Path, args=(), conf=None, timeout=600):
-    """Runs spark-submit with the dsha jar and extension (driver in its own process group, killed on timeout and
-    afterwards); returns a CompletedProcess."""
+def spark_submit_async(tmp: Path, master: str, script: Path, args=(), conf=None, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE):
+    """Starts spark-submit with the dsha jar and extension, the driver in its own process group (stop it with
+    kill_group, or os.killpg(proc.pid, SIGKILL)); returns the Popen."""
     tmp.mkdir(parents=True, exist_ok=True)
     conf = {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
             "spark.sql.session.timeZone": "UTC", **SESSION_DEFAULTS, **(conf or {})}
@@ -165,8 +166,15 @@ def spark_submit(tmp: Path, master: str, script: Path, args=(), conf=None, timeo
     for k, v in conf.items():
         cmd += ["--conf", f"{k}={v}"]
     cmd += [str(script), *map(str, args)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=spark_env(tmp),
+    return subprocess.Popen(cmd, stdout=stdout, stderr=stderr, text=True, env=spark_env(tmp),
                             start_new_session=True, cwd=str(tmp))
+
+
+def spark_submit(tmp: Path, master: str, script: Path, args=(), conf=None, timeout=600):
+    """Runs spark-submit with the dsha jar and extension (driver in its own process group, killed on timeout and
+    afterwards); returns a CompletedProcess."""
+    proc = spark_submit_async(tmp, master, script, args, conf)
+    cmd = proc.args
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -195,17 +203,24 @@ def event_log_conf(directory: Path) -> dict:
             "spark.eventLog.rolling.enabled": "false", "spark.eventLog.compress": "false"}
 
 
-def speculative_task_starts(event_log_dir: Path) -> list:
-    """(stage, partition, host) of every speculative task attempt launched, from Spark event logs."""
-    found = []
+def _events(event_log_dir: Path, kind: str):
     for f in sorted(p for p in event_log_dir.rglob("*") if p.is_file()):
         for line in f.read_text(errors="replace").splitlines():
-            if '"SparkListenerTaskStart"' in line:
-                e = json.loads(line)
-                info = e["Task Info"]
-                if info.get("Speculative"):
-                    found.append((e["Stage ID"], info["Index"], info["Host"]))
-    return found
+            if f'"{kind}"' in line:
+                yield json.loads(line)
+
+
+def task_ends(event_log_dir: Path) -> list:
+    """(stage, partition, attempt, speculative, end reason) of every task attempt that ended, from Spark event logs:
+    the reason is "Success", "TaskKilled", "ExceptionFailure", ..."""
+    return [(e["Stage ID"], e["Task Info"]["Index"], e["Task Info"]["Attempt"], e["Task Info"].get("Speculative"),
+             e["Task End Reason"]["Reason"]) for e in _events(event_log_dir, "SparkListenerTaskEnd")]
+
+
+def speculative_task_starts(event_log_dir: Path) -> list:
+    """(stage, partition, host) of every speculative task attempt launched, from Spark event logs."""
+    return [(e["Stage ID"], e["Task Info"]["Index"], e["Task Info"]["Host"])
+            for e in _events(event_log_dir, "SparkListenerTaskStart") if e["Task Info"].get("Speculative")]
 
 
 # ------------------------------------------------------------------------------------------ standalone cluster
@@ -286,15 +301,27 @@ class StandaloneCluster:
 
     def submit_async(self, script, args=(), conf=None):
         """Starts a driver (spark-submit, client mode); returns the Popen (stdout/stderr to files under tmp)."""
-        cmd = [str(SPARK_HOME / "bin" / "spark-submit"), "--master", self.url, "--jars", str(JAR)]
-        for k, v in self._conf(conf).items():
-            cmd += ["--conf", f"{k}={v}"]
-        cmd += [str(script), *map(str, args)]
         out = open(self.tmp / "driver.out", "w")
         err = open(self.tmp / "driver.err", "w")
         self._logs += [out, err]
-        return subprocess.Popen(cmd, stdout=out, stderr=err, text=True, env=spark_env(self.tmp),
-                                start_new_session=True, cwd=str(self.tmp))
+        return spark_submit_async(self.tmp, self.url, script, args, self._conf(conf), stdout=out, stderr=err)
+
+    def submit_killing_a_worker(self, script, args, markers: Path, conf=None, after=5, worker=0):
+        """Runs a driver whose task attempts each create a file in ``markers`` when they start; once ``after`` have
+        started, SIGKILLs a worker with its executor (kill_worker). Returns the driver's CompletedProcess."""
+        driver = self.submit_async(script, args, conf)
+        try:
+            deadline = time.time() + 240
+            while len(list(markers.iterdir())) < after:
+                assert driver.poll() is None, (self.tmp / "driver.err").read_text()[-5000:]
+                assert time.time() < deadline, "the job never got going:\n" + self.log_tail()
+                time.sleep(0.2)
+            self.kill_worker(worker)
+            driver.wait(timeout=400)
+        finally:
+            kill_group(driver, grace=1)
+        return subprocess.CompletedProcess(driver.args, driver.returncode, (self.tmp / "driver.out").read_text(),
+                                           (self.tmp / "driver.err").read_text())
 
     def _conf(self, conf):
         return {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",

@@ -79,22 +79,13 @@ def test_worker_killed_mid_job(standalone_cluster, local1_digest, tmp_path):
     markers = tmp_path / "markers"
     markers.mkdir()
     partitions = 12
-    driver = cluster.submit_async(JOB, ["--rows", ROWS, "--partitions", partitions, "--repartition", 6,
-                                        "--sleep-per-task", 1.5, "--marker-dir", markers],
-                                  conf={"spark.task.maxFailures": "8", "spark.stage.maxConsecutiveAttempts": "8"})
-    try:
-        deadline = time.time() + 240
-        while len(list(markers.iterdir())) < 5:  # tasks started on every executor, some finished
-            assert driver.poll() is None, (cluster.tmp / "driver.err").read_text()[-5000:]
-            assert time.time() < deadline, "the job never got going:\n" + cluster.log_tail()
-            time.sleep(0.2)
-        cluster.kill_worker(0)
-        driver.wait(timeout=400)
-    finally:
-        harness.kill_group(driver, grace=1)
-    out = (cluster.tmp / "driver.out").read_text()
-    err = (cluster.tmp / "driver.err").read_text()
-    values = job_result(type("Done", (), {"returncode": driver.returncode, "stdout": out, "stderr": err}))
+    # once 5 attempts started: tasks started on every executor, some finished
+    done = cluster.submit_killing_a_worker(JOB, ["--rows", ROWS, "--partitions", partitions, "--repartition", 6,
+                                                 "--sleep-per-task", 1.5, "--marker-dir", markers], markers,
+                                           conf={"spark.task.maxFailures": "8",
+                                                 "spark.stage.maxConsecutiveAttempts": "8"})
+    values = job_result(done)
+    err = done.stderr
     assert values["DSHA_DIGEST"] == local1_digest
     attempts = list(markers.iterdir())
     assert len(attempts) > partitions, f"no task was re-run after the kill: {sorted(p.name for p in attempts)}"

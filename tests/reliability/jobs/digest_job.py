@@ -2,10 +2,15 @@
 
     spark-submit --jars dsha.jar --conf spark.sql.extensions=io.dsha.registration.DshaExtensions digest_job.py \
         [--rows N] [--partitions P] [--repartition Q] [--fail-first-attempt] [--slow-first-attempt PART:SECONDS]
-        [--sleep-per-task SECONDS] [--marker-dir DIR]
+        [--sleep-per-task SECONDS] [--sleep-at-row N] [--marker-dir DIR]
+        [--write PATH [--mode MODE] [--partition-by COL]]
+
+With --write the table is written with dsha.write (the dsha package of this source tree) and the digest printed is
+the one dsha.write returned.
 """
 import argparse
 import os
+import sys
 import time
 
 from pyspark import TaskContext
@@ -22,7 +27,12 @@ p.add_argument("--fail-first-attempt", action="store_true",
                help="every task's first attempt fails after emitting all its rows")
 p.add_argument("--slow-first-attempt", default="", help="PART:SECONDS - the first attempt of that task sleeps")
 p.add_argument("--sleep-per-task", type=float, default=0.0)
+p.add_argument("--sleep-at-row", type=int, default=0,
+               help="the sleeps happen before this row of the partition (-1: after its last row)")
 p.add_argument("--marker-dir", default="", help="each task attempt creates a file here when it starts")
+p.add_argument("--write", default="", help="write the table here with dsha.write instead of digesting it")
+p.add_argument("--mode", default="errorifexists", help="dsha.write's mode")
+p.add_argument("--partition-by", default="", help="dsha.write's partition column")
 a = p.parse_args()
 
 spark = SparkSession.builder.getOrCreate()
@@ -40,11 +50,19 @@ if a.fail_first_attempt or a.slow_first_attempt or a.sleep_per_task or a.marker_
         if a.marker_dir:
             name = f"{tc.stageId()}-{tc.partitionId()}-{tc.attemptNumber()}-{os.getpid()}"
             open(os.path.join(a.marker_dir, name), "w").close()
-        if a.sleep_per_task:
-            time.sleep(a.sleep_per_task)
-        if tc.partitionId() == slow_part and tc.attemptNumber() == 0:
-            time.sleep(slow_secs)
-        yield from rows
+
+        def sleep():
+            if a.sleep_per_task:
+                time.sleep(a.sleep_per_task)
+            if tc.partitionId() == slow_part and tc.attemptNumber() == 0:
+                time.sleep(slow_secs)
+
+        for n, row in enumerate(rows):
+            if n == a.sleep_at_row:
+                sleep()
+            yield row
+        if a.sleep_at_row < 0:
+            sleep()
         if a.fail_first_attempt and tc.attemptNumber() == 0:
             raise RuntimeError(f"injected failure: partition {tc.partitionId()} attempt 0, after all rows")
 
@@ -52,6 +70,15 @@ if a.fail_first_attempt or a.slow_first_attempt or a.sleep_per_task or a.marker_
 
 if a.repartition:
     df = df.repartition(a.repartition)
+if a.write:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "python"))
+    import dsha
+
+    f = dsha.write(df, a.write, mode=a.mode, partition_by=a.partition_by or None)
+    print(f"DSHA_DIGEST={f.digest}")
+    print(f"DSHA_ROWS={f.rows}")
+    spark.stop()
+    sys.exit(0)
 df.createOrReplaceTempView("t")
 q = spark.sql("SELECT dsha_fingerprint(*) AS f FROM t")
 f = q.collect()[0].f

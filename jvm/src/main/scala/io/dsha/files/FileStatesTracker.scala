@@ -79,7 +79,15 @@ object FileStatesTracker {
 
     override def newPartition(values: InternalRow): Unit = partitionValues = values.copy()
 
-    override def newFile(filePath: String): Unit = open(filePath) = new Accumulator(partitionValues)
+    // The partition values of each directory written to. Spark announces a partition (newPartition) before its first
+    // file only: a later file of that directory (rolled over by maxRecordsPerFile) comes without it, and concurrent
+    // writers may have announced other partitions in between. A file's values are its directory's.
+    private val valuesByDirectory = mutable.HashMap.empty[String, InternalRow]
+
+    override def newFile(filePath: String): Unit = {
+      val directory = filePath.substring(0, math.max(filePath.lastIndexOf('/'), 0))
+      open(filePath) = new Accumulator(valuesByDirectory.getOrElseUpdate(directory, partitionValues))
+    }
 
     override def closeFile(filePath: String): Unit = ()
 
