@@ -72,6 +72,22 @@ class FileDigestSuite extends SparkSuite {
     }
   }
 
+  test("concurrent partition writers whose files roll over: each file keeps its own partition's values") {
+    val df = spark.range(0, 700, 1, 3).selectExpr("id", "id % 13 AS p", "CAST(id % 5 AS STRING) AS q")
+    for (concurrent <- Seq("0", "4")) {
+      withConf(Map(
+        "spark.sql.maxConcurrentOutputFileWriters" -> concurrent,
+        "spark.sql.files.maxRecordsPerFile" -> "7"
+      )) {
+        val dir = new File(tempDir(), "t")
+        val result = DshaWriter.write(df, dir.getPath, partitionBy = Seq("p", "q"))
+        assert(digest(result.state) == digestOf(df), s"$concurrent concurrent writers")
+        assert(digest(manifestOf(dir).state) == digestOf(readBack(dir, df.schema)))
+        assert(manifestOf(dir).files.size >= 700 / 7)
+      }
+    }
+  }
+
   test("empty input: the digest of no rows, one empty file in its manifest") {
     val df = spark.range(0).selectExpr("id", "CAST(id AS STRING) AS s")
     val dir = new File(tempDir(), "t")

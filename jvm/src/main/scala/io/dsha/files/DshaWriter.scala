@@ -102,6 +102,8 @@ object DshaWriter {
       case SaveMode.Overwrite if exists =>
         val reads = df.inputFiles.exists(f => FileListing.relative(root, new Path(f)).isDefined)
         if (reads) fail(s"cannot overwrite $root: the DataFrame reads from it")
+        // The manifest goes first: a delete interrupted half-way must not leave it claiming the old digest.
+        Manifest.delete(fs, manifestPath)
         if (!fs.delete(root, true)) fail(s"cannot delete $root to overwrite it")
       case _ =>
     }

@@ -215,6 +215,12 @@ object Manifest {
     out.toByteArray
   }
 
+  /** Deletes the manifest at `path`, if any: first, before the files it describes are replaced. */
+  def delete(fileSystem: FileSystem, path: Path): Unit = {
+    val fs = raw(fileSystem)
+    if (fs.exists(path) && !fs.delete(path, false)) throw new java.io.IOException(s"cannot delete $path")
+  }
+
   /**
    * The manifest is its own checksum: on Hadoop's local file system, read and write it without the `.crc` side
    * files, which would turn a hand edit into a checksum error instead of a manifest that does not verify.
