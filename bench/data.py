@@ -93,3 +93,25 @@ def make_nested(spark, rows, seed, path):
     ]
     df = spark.range(0, rows, 1, numPartitions=4).selectExpr(*cols)
     df.write.mode("overwrite").parquet(path)
+
+
+def files_dir(sf, files):
+    return os.path.join(DATA, f"files-sf{sf_label(sf)}-{files}")
+
+
+def has_files_table(path, files):
+    """Whether path holds `files` Parquet files and a dsha manifest (the table of the re-digest phase)."""
+    return (os.path.exists(os.path.join(path, "_dsha", "manifest.json"))
+            and sum(f.endswith(".parquet") for f in os.listdir(path)) == files)
+
+
+def make_files_table(spark, lineitem, path, files):
+    """lineitem (its Parquet files) repartitioned round-robin into `files` files, written with dsha.write, so with
+    the manifest of their states: the table the re-digest phase hashes. Built once; returns its digest."""
+    import dsha
+
+    log(f"writing lineitem as {files} files with dsha.write into {path}")
+    t = time.perf_counter()
+    fp = dsha.write(spark.read.parquet(lineitem).repartition(files), path, mode="overwrite")
+    log(f"written in {time.perf_counter() - t:.1f} s")
+    return fp.digest

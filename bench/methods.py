@@ -36,6 +36,30 @@ NESTED_METHODS = [
     ("logical_hash_noop", "select(logical_hash(*)).write.format('noop')", False),
     ("sha2_to_json", SHA2_TO_JSON, True),
 ]
+# The write phase: dsha.write against a plain Parquet write of the same DataFrame, each to a new directory (deleted
+# after, untimed). Each dsha.write is checked against the digest of the source.
+WRITE_METHODS = [
+    ("write_parquet", "df.write.parquet(path), lineitem read from its Parquet files (uncached)  [anchor]", False),
+    ("write_dsha", "dsha.write(df, path): the same write, digested while writing, + _dsha/manifest.json", False),
+    ("write_parquet_cached", "df.write.parquet(path) of the cached lineitem  [anchor of the cached pair]", False),
+    ("write_dsha_cached", "dsha.write(df, path) of the cached lineitem", False),
+]
+# The re-digest phase, on a table of many files written by dsha.write (so with a manifest). Every result is checked
+# against a full hash of the same files, and the files read and reused are checked too.
+REDIGEST_METHODS = [
+    ("full_fingerprint", "dsha.fingerprint(spark.read.parquet(path)): every file read and hashed  [anchor]", False),
+    ("path_no_cache", "dsha.fingerprint_path(spark, path, use_cache=False): every file read", False),
+    ("redigest_manifest", "dsha.fingerprint_path(spark, path): manifest up to date, no file read", False),
+    ("redigest_one_changed", "dsha.fingerprint_path(spark, path): one file replaced since the manifest, that file "
+                             "read (the change and its undoing are untimed)", False),
+]
+# Each method's anchor: its ratio in the tables and targets is its median over the anchor's median.
+FILES_ANCHORS = {
+    "write_parquet": "write_parquet", "write_dsha": "write_parquet",
+    "write_parquet_cached": "write_parquet_cached", "write_dsha_cached": "write_parquet_cached",
+    "full_fingerprint": "full_fingerprint", "path_no_cache": "full_fingerprint",
+    "redigest_manifest": "full_fingerprint", "redigest_one_changed": "full_fingerprint",
+}
 PARALLEL_METHODS = ["scan_noop", "xxhash64_bit_xor", "dsha"]
 SCALING_METHODS = ["scan_noop", "xxhash64_bit_xor", "dsha"]
 
@@ -70,6 +94,18 @@ def logical_hash_noop(d):
     from pyspark.sql import functions as F
 
     noop(d.select(F.expr("logical_hash(*)")))
+
+
+def uncached(spark, path):
+    """The Parquet files at path, read from the files even when a cached DataFrame reads the same files: an option the
+    reader ignores makes this relation differ from the cached one, so Spark's CacheManager does not swap it in."""
+    return spark.read.option("dsha.bench.uncached", "true").parquet(path)
+
+
+def check(ok, message):
+    """A wrong fast answer is not a result: stop the benchmark."""
+    if not ok:
+        raise AssertionError(f"bench: {message}")
 
 
 def lineitem_methods(spark, df, df_b, parquet_path, selected):
@@ -120,9 +156,7 @@ def lineitem_methods(spark, df, df_b, parquet_path, selected):
         return dsha.equal(df, df_b).equal
 
     def parquet():
-        # An option the reader ignores makes this relation differ from the cached one, so Spark's CacheManager does
-        # not swap in the cached copy of the same files: these methods really read Parquet.
-        return spark.read.option("dsha.bench.uncached", "true").parquet(parquet_path)
+        return uncached(spark, parquet_path)
 
     all_methods = {
         "scan_noop": lambda: noop(df),
@@ -157,3 +191,129 @@ def nested_methods(spark, df, selected):
         "sha2_to_json": lambda: agg1(df, SHA2_TO_JSON),
     }
     return runnable(NESTED_METHODS, all_methods, selected)
+
+
+def write_methods(spark, parquet_path, cached_df, out_dir, expected, selected):
+    """parquet_path: lineitem's files (read uncached); cached_df: the same rows cached; out_dir: where each run writes
+    a new directory, deleted after the run (untimed); expected: the digest of the rows, which every dsha.write must
+    return."""
+    import shutil
+    import uuid
+
+    import dsha
+
+    def to_new_directory(name, write):
+        written = []
+
+        def run():
+            path = os.path.join(out_dir, f"{name}-{uuid.uuid4().hex[:12]}")
+            written.append(path)
+            write(path)
+
+        def after():
+            while written:
+                shutil.rmtree(written.pop(), ignore_errors=True)
+
+        return run, after
+
+    def dsha_write(df, path):
+        fp = dsha.write(df, path)
+        check(fp.digest == expected, f"dsha.write returned {fp.digest}, the source's digest is {expected}")
+        check(os.path.exists(os.path.join(path, "_dsha", "manifest.json")), f"dsha.write wrote no manifest in {path}")
+
+    all_methods = {
+        "write_parquet": to_new_directory("write_parquet", lambda p: uncached(spark, parquet_path).write.parquet(p)),
+        "write_dsha": to_new_directory("write_dsha", lambda p: dsha_write(uncached(spark, parquet_path), p)),
+        "write_parquet_cached": to_new_directory("write_parquet_cached", lambda p: cached_df.write.parquet(p)),
+        "write_dsha_cached": to_new_directory("write_dsha_cached", lambda p: dsha_write(cached_df, p)),
+    }
+    slow = {name: s for name, _, s in WRITE_METHODS}
+    return [(name, all_methods[name][0], slow[name], None, all_methods[name][1]) for name in selected]
+
+
+class FileChange:
+    """Replaces one file of a table written by dsha.write with a different file (every l_comment of its rows gets a
+    '*' appended: same rows, other content), deleting its .crc sidecar; undo() puts the original bytes, sidecar and
+    modification time back, so the manifest is up to date again. The original and the replacement are kept in
+    `keep` (under bench/data/), so a run stopped half-way is undone by the next one."""
+
+    def __init__(self, spark, table, keep):
+        self.keep = keep
+        os.makedirs(keep, exist_ok=True)
+        names = sorted(f for f in os.listdir(table) if f.endswith(".parquet"))
+        self.name = names[len(names) // 2]
+        self.target = os.path.join(table, self.name)
+        self.crc = os.path.join(table, f".{self.name}.crc")
+        self.original = os.path.join(keep, self.name)
+        self.original_crc = os.path.join(keep, f".{self.name}.crc.orig")
+        self.replacement = os.path.join(keep, "replacement.parquet")
+        if os.path.exists(self.original):
+            self.undo()  # a previous run stopped with the file changed
+        else:
+            import shutil
+
+            shutil.copy2(self.target, self.original + ".tmp")  # copy2: with the modification time
+            if os.path.exists(self.crc):
+                shutil.copy2(self.crc, self.original_crc)
+            os.replace(self.original + ".tmp", self.original)
+        if not os.path.exists(self.replacement):
+            self._make_replacement(spark)
+
+    def _make_replacement(self, spark):
+        import glob
+        import shutil
+
+        from pyspark.sql import functions as F
+
+        tmp = os.path.join(self.keep, "replacement-tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        df = spark.read.parquet(self.original)
+        df.withColumn("l_comment", F.concat("l_comment", F.lit("*"))).coalesce(1).write.parquet(tmp)
+        (part,) = glob.glob(os.path.join(tmp, "part-*.parquet"))
+        os.replace(part, self.replacement)
+        shutil.rmtree(tmp)
+
+    def apply(self):
+        import shutil
+
+        shutil.copyfile(self.replacement, self.target)  # content only: the modification time is now
+        if os.path.exists(self.crc):
+            os.remove(self.crc)
+
+    def undo(self):
+        import shutil
+
+        shutil.copy2(self.original, self.target)
+        if os.path.exists(self.original_crc):
+            shutil.copy2(self.original_crc, self.crc)
+        st = os.stat(self.original)
+        os.utime(self.target, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def redigest_methods(spark, table, files, change, expected, selected):
+    """table: a directory of `files` Parquet files with an up-to-date manifest; change: its FileChange; expected: the
+    digests of a full hash of the files as they are ("full") and with the change applied ("changed")."""
+    import dsha
+
+    def full():
+        d = dsha.fingerprint(spark.read.parquet(table)).digest
+        check(d == expected["full"], f"full hash {d}, expected {expected['full']}")
+
+    def path(reads, digest, **kw):
+        def run():
+            r = dsha.fingerprint_path(spark, table, **kw)
+            check(r.digest == digest, f"fingerprint_path({kw}) gave {r.digest}, a full hash of the files {digest}")
+            check((r.files_total, r.files_read, r.files_reused) == (files, reads, files - reads),
+                  f"fingerprint_path({kw}): {r.files_total} files, {r.files_read} read, {r.files_reused} reused; "
+                  f"expected {files}, {reads}, {files - reads}")
+            check(not r.warnings, f"warnings: {r.warnings}")
+        return run
+
+    all_methods = {
+        "full_fingerprint": (full, None, None),
+        "path_no_cache": (path(files, expected["full"], use_cache=False), None, None),
+        "redigest_manifest": (path(0, expected["full"]), None, None),
+        "redigest_one_changed": (path(1, expected["changed"]), change.apply, change.undo),
+    }
+    slow = {name: s for name, _, s in REDIGEST_METHODS}
+    return [(name, all_methods[name][0], slow[name]) + all_methods[name][1:] for name in selected]

@@ -7,6 +7,9 @@ The parent process generates the data and starts one child Python process (with 
   parallel  local[1] then local[2] (two processes): scan, xxhash64 and dsha on cached lineitem
   scaling   local[2]: scan, xxhash64 and dsha on cached lineitem at several scale factors
   profile   (--profile) local[2] with Java Flight Recorder while dsha(*) runs repeatedly; top frames aggregated
+  write     local[2]: dsha.write against df.write.parquet of lineitem (from its files, and cached)
+  redigest  local[2]: a table of 1,000 files with a manifest: full hash against fingerprint_path (manifest up to
+            date, one file changed)
 
 Within a session, methods run round-robin (one timed run of each method per round), so drifting machine load hits
 every method alike; the reported figure is the median over rounds. The load average is recorded at every run.
@@ -19,14 +22,18 @@ import sys
 
 # bench/ is this script's folder, so its modules import by plain name (in the child processes too).
 from common import DATA, RESULTS, ROOT, log, loadavg, sf_label
-from data import NESTED_SEED, ensure_lineitem, nested_dir
-from methods import LINEITEM_METHODS, NESTED_METHODS, choose, descriptions
-from report import aggregate_jfr, evaluate_targets, method_table, parallel_table, render_markdown, scaling_tables
+from data import NESTED_SEED, ensure_lineitem, files_dir, nested_dir
+from methods import (LINEITEM_METHODS, NESTED_METHODS, REDIGEST_METHODS, WRITE_METHODS, choose, descriptions)
+from report import (aggregate_jfr, anchor_table, evaluate_targets, method_table, parallel_table, render_markdown,
+                    scaling_tables)
 from runner import run_child, worker
 
 # JIT compilation goes on for several rounds after the first; the scaling phase is short, so it can afford more.
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
+# The phases in the order they run; --phases picks some (profile runs only with --profile).
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile"]
+FILE_PHASES = {"write", "redigest"}
 
 
 def parse_args():
@@ -42,6 +49,11 @@ def parse_args():
     p.add_argument("--skip-slow", action="store_true", help="skip exceptAll, sha2(to_json) and the pandas UDF")
     p.add_argument("--skip", default="", help="comma-separated method names to skip (see README)")
     p.add_argument("--only", default="", help="comma-separated method names to run (main suite)")
+    p.add_argument("--phases", default=None,
+                   help="comma-separated phases to run (default all: suite,parallel,scaling,write,redigest; "
+                        "profile with --profile), e.g. --phases write,redigest")
+    p.add_argument("--files", type=int, default=None,
+                   help="files of the re-digest phase's table (default 1,000; --quick: 200)")
     p.add_argument("--nested-rows", type=int, default=None, help="rows of the nested table (default 1,000,000)")
     p.add_argument("--no-nested", action="store_true")
     p.add_argument("--no-parallel", action="store_true", help="skip the local[1] vs local[2] comparison")
@@ -53,7 +65,9 @@ def parse_args():
     p.add_argument("--profile-expr", default="dsha(*)")
     p.add_argument("--driver-memory", default="6g")
     p.add_argument("--parts", type=int, default=4, help="Parquet files per table (tpchgen-cli --parts)")
-    p.add_argument("--out", default=None, help="results file stem (default bench/results/results-sf<SF>)")
+    p.add_argument("--out", default=None,
+                   help="results file stem (default bench/results/results-sf<SF>; results-files-sf<SF> when only "
+                        "the write and redigest phases run)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     return p.parse_args()
@@ -102,6 +116,27 @@ def run_scaling(report, base, args, scaling_sfs, tmpdir):
     return out["machine"]
 
 
+def run_write(report, base, args, lineitem, tmpdir):
+    only = {s.strip() for s in args.only.split(",") if s.strip()} & {m for m, _, _ in WRITE_METHODS}
+    spec = dict(base, phase="write", master="local[2]", lineitem=lineitem, write_dir=os.path.join(tmpdir, "write"),
+                write_methods=choose(WRITE_METHODS, set(), only, False))
+    out = run_child(spec, tmpdir)
+    report["write"] = out["write"]
+    report["write_table"] = anchor_table(out["write"], descriptions(WRITE_METHODS))
+    return out["machine"]
+
+
+def run_redigest(report, base, args, sf, lineitem, tmpdir):
+    files = args.files or (200 if args.quick else 1000)
+    only = {s.strip() for s in args.only.split(",") if s.strip()} & {m for m, _, _ in REDIGEST_METHODS}
+    spec = dict(base, phase="redigest", master="local[2]", lineitem=lineitem, files=files,
+                files_table=files_dir(sf, files), redigest_methods=choose(REDIGEST_METHODS, set(), only, False))
+    out = run_child(spec, tmpdir)
+    report["redigest"] = out["redigest"]
+    report["redigest_table"] = anchor_table(out["redigest"], descriptions(REDIGEST_METHODS))
+    return out["machine"]
+
+
 def run_profile(report, base, args, sf, lineitem, tmpdir):
     slug = "".join(ch if ch.isalnum() else "_" for ch in args.profile_expr).strip("_")
     jfr_file = os.path.join(RESULTS, f"profile-sf{sf_label(sf)}-{slug}.jfr")
@@ -143,15 +178,29 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
+    phases = set(PHASES) - {"profile"} if args.phases is None else {p.strip() for p in args.phases.split(",")}
+    unknown = phases - set(PHASES)
+    if unknown:
+        raise SystemExit(f"unknown phases {sorted(unknown)} (phases: {', '.join(PHASES)})")
+    phases -= {p for p, off in (("suite", args.no_suite), ("parallel", args.no_parallel),
+                                ("scaling", args.no_scaling)) if off}
+    if args.profile:
+        phases.add("profile")
+    report["phases"] = [p for p in PHASES if p in phases]
+
     lineitem = ensure_lineitem(sf, args.parts)
     machines = []  # each phase's machine_info; the report keeps the first
-    if not args.no_suite:
+    if "suite" in phases:
         machines.append(run_suite(report, base, args, lineitem, nested_rows, tmpdir))
-    if not args.no_parallel:
+    if "parallel" in phases:
         machines.append(run_parallel(report, base, lineitem, tmpdir))
-    if not args.no_scaling:
+    if "scaling" in phases:
         machines.append(run_scaling(report, base, args, scaling_sfs, tmpdir))
-    if args.profile:
+    if "write" in phases:
+        machines.append(run_write(report, base, args, lineitem, tmpdir))
+    if "redigest" in phases:
+        machines.append(run_redigest(report, base, args, sf, lineitem, tmpdir))
+    if "profile" in phases:
         machines.append(run_profile(report, base, args, sf, lineitem, tmpdir))
 
     report["machine"] = machines[0] if machines else {}
@@ -159,7 +208,8 @@ def main():
     report["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
     report["targets"] = evaluate_targets(report)
     md = render_markdown(report)
-    stem = args.out or os.path.join(RESULTS, f"results-sf{sf_label(sf)}")
+    kind = "results-files" if phases and phases <= FILE_PHASES else "results"
+    stem = args.out or os.path.join(RESULTS, f"{kind}-sf{sf_label(sf)}")
     with open(stem + ".json", "w") as f:
         json.dump(report, f, indent=2)
     with open(stem + ".md", "w") as f:
