@@ -152,8 +152,9 @@ object DshaWriter {
       case Some(Right(m))
           if m.algorithm == algorithm && m.schemaDigest.sameElements(schema.digest) &&
             m.format == formatName =>
+        val freshPaths = fresh.map(_.path).toSet
         m.files.filter(e =>
-          !fresh.exists(_.path == e.path) &&
+          !freshPaths(e.path) &&
             listed.get(e.path).exists(st => e.matches(st.getLen, st.getModificationTime))
         )
       case Some(Right(_)) =>

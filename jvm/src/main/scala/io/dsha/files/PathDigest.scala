@@ -109,7 +109,7 @@ object PathDigest {
         // Nothing to reuse or to remember: one global aggregate (dsha's fastest path), attributed to no file.
         val whole = DigestState.parse(df.agg(dsha_state(F.col("*"))).head().getAs[Array[Byte]](0))
         Seq(("", null, whole.state))
-      } else hashFiles(spark, format, options, df.schema, base, isDir, toRead)
+      } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.size)
     val reusedEntries = reused.map { case (rel, _) => byPath(rel) }
     val state = (reusedEntries.map(_.state) ++ readStates.map(_._3)).foldLeft(zero)((s, d) =>
       s.merge(zero.copy(state = d))
@@ -133,29 +133,40 @@ object PathDigest {
     Result(state, listed.size, toRead.size, reused.size, trusted.map(_._1), warnings.result())
   }
 
-  /** One state per file, in one job: the files read with the table's schema, grouped by the file each row is in. */
+  /**
+   * One state per file, in one job: the files read with the table's schema, grouped by the file each row is in. Most
+   * files changed: the whole directory is read (one listing); one file: a plain aggregate (no grouping).
+   */
   private def hashFiles(
       spark: SparkSession,
       format: String,
       options: Map[String, String],
-      schema: StructType,
+      whole: DataFrame,
       base: Path,
       isDir: Boolean,
-      files: Seq[(String, FileStatus)]
+      files: Seq[(String, FileStatus)],
+      listed: Int
   ): Seq[(String, FileStatus, DigestState)] = {
-    val reader = spark.read.format(format).options(options).schema(schema)
-    // basePath keeps the partition columns of files named one by one.
+    val zero = new DigestState(0L, new Array[Long](DshaV1.combiner.words))
+    val readAll = files.size * 2 > listed
     val df =
-      (if (isDir) reader.option("basePath", base.toString) else reader).load(files.map(_._2.getPath.toString): _*)
-    val fileColumn = "__dsha_input_file"
+      if (readAll) whole
+      else {
+        val reader = spark.read.format(format).options(options).schema(whole.schema)
+        // basePath keeps the partition columns of files named one by one.
+        (if (isDir) reader.option("basePath", base.toString) else reader).load(files.map(_._2.getPath.toString): _*)
+      }
     val columns = df.columns.toSeq.map(c => F.col("`" + c.replace("`", "``") + "`"))
+    if (files.size == 1 && !readAll) {
+      val state = DigestState.parse(df.agg(dsha_state(columns: _*)).head().getAs[Array[Byte]](0)).state
+      return files.map { case (rel, st) => (rel, st, state) }
+    }
+    val fileColumn = "__dsha_input_file"
     val states = df.withColumn(fileColumn, F.input_file_name()).groupBy(F.col(fileColumn))
       .agg(dsha_state(columns: _*)).collect()
       .map(r => new Path(new java.net.URI(r.getString(0))) -> DigestState.parse(r.getAs[Array[Byte]](1)).state)
     val byRelative = states.map { case (p, s) => FileListing.relative(base, p).getOrElse(p.toString) -> s }.toMap
-    files.map { case (rel, st) =>
-      (rel, st, byRelative.getOrElse(rel, new DigestState(0L, new Array[Long](DshaV1.combiner.words))))
-    }
+    files.map { case (rel, st) => (rel, st, byRelative.getOrElse(rel, zero)) }
   }
 
   private def fail(message: String): Nothing = throw new IllegalArgumentException(s"dsha: $message")
