@@ -133,33 +133,25 @@ def _table(spark, tmp_path, dv):
 def test_lifecycle(dspark, tmp_path):
     spark = dspark
     path, cache = _table(spark, tmp_path, True), str(tmp_path / "cache.json")
-    n = _nfiles(spark, path)
-    _check(spark, path, cache, files_read=n, files_reused=0, files_total=n)
+    n = _check(spark, path, cache, files_reused=0).files_total
+    assert n == _nfiles(spark, path) and n > 3
     _check(spark, path, cache, files_read=0, files_reused=n)  # unchanged: from the log alone
     assert not os.path.exists(os.path.join(path, "_dsha"))  # nothing written inside the table
 
-    _rows(spark, 30, 300, 1).coalesce(1).write.format("delta").mode("append").save(path)
-    _check(spark, path, cache, files_read=_nfiles(spark, path) - n)  # an append: only its files
-
-    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7")  # one file touched: rewritten, or given a DV
-    _check(spark, path, cache, files_read=1)
-
-    before = _version(path)
-    spark.sql(f"UPDATE delta.`{path}` SET v = v + 1000 WHERE id IN (10, 11)")
-    _check(spark, path, cache, files_read=_adds_after(path, before))  # new files, and files with new DVs
+    for change in [  # each reads only the files it wrote, or gave a new deletion vector
+            lambda: _rows(spark, 30, 300, 1).coalesce(1).write.format("delta").mode("append").save(path),
+            lambda: spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7"),  # one file gets a DV
+            lambda: spark.sql(f"UPDATE delta.`{path}` SET v = v + 1000 WHERE id IN (10, 11)")]:
+        before = _version(path)
+        change()
+        _check(spark, path, cache, files_read=_adds_after(path, before))
 
     spark.sql(f"OPTIMIZE delta.`{path}`")  # dataChange=false: same digest, nothing read
-    before = _nfiles(spark, path)
-    got = _check(spark, path, cache, files_read=0)
-    assert got.files_total == before
+    _check(spark, path, cache, files_read=0)
 
     # A delete in an optimized file breaks its group: the group's remaining files (one per partition) are read.
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 12")
     _check(spark, path, cache, files_read=1)
-
-    version = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").agg({"version": "max"}).first()[0]
-    _check(spark, path, cache, version=1)  # time travel
-    _check(spark, path, cache, version=version, files_read=0)
 
 
 @child
@@ -189,7 +181,6 @@ def test_overwrite_schema_change_restore(dspark, tmp_path):
     _check(spark, path, cache, files_read=0)  # the newer schema's states are still there
     spark.sql(f"RESTORE TABLE delta.`{path}` TO VERSION AS OF 0")
     _check(spark, path, cache)
-    _check(spark, path, cache, files_read=0)
     # fingerprint_path dispatches format="delta"
     got = dsha.fingerprint_path(spark, path, format="delta", state=cache)
     assert got.digest == _oracle(spark, path) and got.files_read == 0
@@ -224,7 +215,7 @@ def test_random_sequence(dspark, tmp_path):
     path, cache = _table(spark, tmp_path, True), str(tmp_path / "cache.json")
     next_id = 300
     _check(spark, path, cache)
-    for step in range(8):
+    for step in range(6):
         before = _version(path)
         op = rng.choice(["append", "delete", "update", "optimize", "dv", "overwrite", "check"])
         if op == "append":
