@@ -121,8 +121,8 @@ def _commit_actions(spark: Any, log: Any, version: int) -> Optional[List[Dict[st
         return None
 
 
-def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[str], df_full: Any
-                 ) -> Dict[str, Optional[bytes]]:
+def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[str], df_full: Any,
+                 warnings: List[str]) -> Dict[str, Optional[bytes]]:
     """One Spark job: the state of each of ``paths`` (log paths) at this version, deletion vectors applied.
     Reads just those files (a DataFrame over their AddFiles, as Delta's own DML does); a file without rows has
     None."""
@@ -143,6 +143,8 @@ def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[st
     except Exception:  # noqa: BLE001 - fall back to the table read filtered by file (correct, reads more)
         df = None
     if df is None:
+        warnings.append("dsha.fingerprint_delta: this Delta Lake cannot read a chosen set of files "
+                        "(DeltaLog.createDataFrame): the whole version was scanned to hash the files to read")
         df = df_full
     by_abs = {_normal(_absolute(table_uri, p)): p for p in paths}
     rows = (df.groupBy(F.col("_metadata.file_path").alias("f")).agg(dsha_state("*").alias("s"))
@@ -317,7 +319,8 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
     to_read = [k for k in current if k not in covered]
     fresh: List[_Unit] = []
     if to_read:
-        got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full)
+        got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full,
+                           warnings)
         fresh = [_Unit(frozenset([k]), got[current[k]]) for k in to_read]
 
     states = [u.state for u in used + fresh if u.state is not None]
