@@ -9,6 +9,7 @@ See the project README and SPEC.md for what the digest means.
 """
 from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
                            jar_path, register)
+from dsha.delta import fingerprint_delta
 from dsha.files import DshaWarning, PathFingerprint, fingerprint_path, write
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
 from dsha.states import StateError, merge, state
@@ -60,6 +61,7 @@ __all__ = [
     "ensure_loaded",
     "equal",
     "fingerprint",
+    "fingerprint_delta",
     "fingerprint_path",
     "jar_path",
     "merge",

@@ -134,7 +134,19 @@ def fingerprint_path(spark: Any, path: str, format: str = "parquet", schema: Any
 
     Nothing is written unless asked: ``update_manifest=True`` writes the manifest beside the data, ``state`` the
     cache file.
+
+    ``format="delta"`` is :func:`dsha.fingerprint_delta` (states keyed by the Delta log's file paths, ``state``
+    the cache file; ``versionAsOf`` selects a version); it takes no schema, other options or ``update_manifest``.
     """
+    if format == "delta":
+        from dsha.delta import fingerprint_delta
+
+        version = options.pop("versionAsOf", options.pop("versionasof", None))
+        if schema is not None or options or update_manifest:
+            raise ValueError("dsha.fingerprint_path: format='delta' takes no schema, no options but versionAsOf, "
+                             "and no update_manifest (dsha writes nothing inside a Delta table; use state=FILE)")
+        return fingerprint_delta(spark, path, version=None if version is None else int(version), state=state,
+                                 use_cache=use_cache)
     api = _jvm_api(spark, "dsha.fingerprint_path")
     schema_json = None
     if schema is not None:

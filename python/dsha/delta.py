@@ -1,0 +1,340 @@
+"""Digests of Delta Lake table versions from per-file states keyed by the log's immutable file paths.
+
+``dsha.fingerprint_delta(spark, path, version=None, state=FILE)`` equals
+``dsha.fingerprint(spark.read.format("delta").option("versionAsOf", version).load(path))``, computed from the digest
+states of the version's files (SPEC.md §11: states of disjoint parts merge into the state of the whole). A Delta
+data file never changes once written, so a state is kept under the file's path in the log and its deletion
+vector's identity; the cache ``state`` (a JSON file outside the table) keeps them between calls:
+
+* an unchanged table is confirmed from the log alone (its file list; no data is read);
+* a commit whose actions all say ``dataChange=false`` (OPTIMIZE, compaction, REORG PURGE) moves rows between files
+  without changing them: its added files get, per partition, the merged state of the files it removed (a *group*),
+  without being read; a group stays valid while all its files are in the table with the same deletion vectors;
+* files new to the cache (appends, the rewrites of UPDATE, MERGE and DELETE without deletion vectors) are read, and
+  so are a file whose deletion vector changed and the remaining files of a broken group: one Spark job over just
+  those files, with Delta applying deletion vectors, one state per file.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import tempfile
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+from urllib.parse import unquote, urlparse
+
+from dsha.files import PathFingerprint, _jvm_api, _warn
+from dsha.fingerprint import Fingerprint
+from dsha.states import StateError, merge, parse
+from dsha.states import state as _df_state
+
+CACHE_FORMAT = "dsha-delta-states"
+CACHE_VERSION = 1
+
+# A file's identity in the log: (path as written in the log, URL-decoded; deletion vector identity or "").
+Key = Tuple[str, str]
+
+
+def _dv_id(dv: Optional[Dict[str, Any]]) -> str:
+    """A deletion vector's identity (Delta protocol: storageType, pathOrInlineDv and offset name its bytes)."""
+    if not dv:
+        return ""
+    return f"{dv.get('storageType')}:{dv.get('pathOrInlineDv')}:{dv.get('offset') if dv.get('offset') is not None else ''}"
+
+
+def _key(path: str, dv: Optional[Dict[str, Any]]) -> Key:
+    return unquote(path), _dv_id(dv)
+
+
+# -- the small layer that talks to Delta (its internal Scala API, reached through Py4J) ---------------------------
+
+def _invoke(jvm: Any, obj: Any, name: str, *args: Any) -> Any:
+    """Calls a Scala method whose trailing parameters have defaults (Options, Booleans, which Py4J cannot omit):
+    the overload with the fewest parameters that takes ``args`` first and only Option/boolean after them, filled
+    with None/false. Delta's internal signatures gain such parameters from release to release."""
+    cls = obj.getClass().getName()
+    rest = _SIGNATURES.get((cls, name, len(args)))
+    if rest is None:
+        candidates = []
+        for m in obj.getClass().getMethods():
+            if m.getName() != name:
+                continue
+            types = [t.getName() for t in m.getParameterTypes()]
+            if len(types) >= len(args) and all(t in ("scala.Option", "boolean") for t in types[len(args):]):
+                candidates.append(tuple(types[len(args):]))
+        if not candidates:
+            raise RuntimeError(f"dsha.fingerprint_delta: this Delta Lake ({cls}) has no method {name} that dsha "
+                               "can call")
+        rest = _SIGNATURES[(cls, name, len(args))] = min(candidates, key=len)
+    fill = [jvm.scala.Option.empty() if t == "scala.Option" else False for t in rest]
+    return getattr(obj, name)(*args, *fill)
+
+
+_SIGNATURES: Dict[Tuple[str, str, int], Tuple[str, ...]] = {}
+
+
+def _snapshot(spark: Any, path: str, version: Optional[int]) -> Tuple[Any, Any, int]:
+    """(DeltaLog, Snapshot, version) for a table path: the newest version, or ``version``."""
+    jvm = spark.sparkContext._jvm
+    try:
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    except TypeError as e:  # jvm.org.apache... is a package, not the class: Delta is not on the classpath
+        raise RuntimeError(
+            "dsha.fingerprint_delta needs Delta Lake in the session: spark.jars.packages io.delta:delta-spark_... "
+            "and spark.sql.extensions io.delta.sql.DeltaSparkSessionExtension (see dsha/_delta_versions.py)") from e
+    snap = _invoke(jvm, log, "update")
+    if snap.version() < 0:
+        raise ValueError(f"dsha.fingerprint_delta: {path} is not a Delta table")
+    if version is not None and int(version) != snap.version():
+        snap = _invoke(jvm, log, "getSnapshotAt", int(version))
+    return log, snap, int(snap.version())
+
+
+def _files(spark: Any, snap: Any) -> List[Tuple[Key, str, str]]:
+    """The version's files: (key, path as in the log, partition values JSON). Reads the log (checkpoint and
+    commits, as Delta's snapshot does), not the data."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    df = DataFrame(snap.allFiles(), spark)
+    rows = df.select("path", F.to_json("deletionVector").alias("dv"),
+                     F.to_json("partitionValues").alias("pv")).collect()
+    return [(_key(r["path"], json.loads(r["dv"]) if r["dv"] else None), r["path"], r["pv"] or "{}") for r in rows]
+
+
+def _commit_actions(spark: Any, log: Any, version: int) -> Optional[List[Dict[str, Any]]]:
+    """The actions of one commit (``_delta_log/<version>.json``), or None if the file is gone (log cleanup) or
+    unreadable: then no group is derived from it, and the files it added are read."""
+    jvm = spark.sparkContext._jvm
+    f = jvm.org.apache.hadoop.fs.Path(log.logPath(), "%020d.json" % version)
+    try:
+        fs = f.getFileSystem(spark._jsc.hadoopConfiguration())
+        if not fs.exists(f):
+            return None
+        stream = fs.open(f)
+        try:
+            text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except Exception:  # noqa: BLE001 - a commit we cannot read only costs re-reading
+        return None
+
+
+def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[str], df_full: Any,
+                 warnings: List[str]) -> Dict[str, Optional[bytes]]:
+    """One Spark job: the state of each of ``paths`` (log paths) at this version, deletion vectors applied.
+    Reads just those files (a DataFrame over their AddFiles, as Delta's own DML does); a file without rows has
+    None."""
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    from dsha.functions import dsha_state
+
+    jvm = spark.sparkContext._jvm
+    df = None
+    try:
+        wanted = F.col("path").isin(list(paths))._jc
+        adds = snap.allFiles().where(wanted).collectAsList()
+        seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter(adds).asScala().toSeq()
+        df = DataFrame(_invoke(jvm, log, "createDataFrame", snap, seq), spark)
+        if df.schema != df_full.schema:
+            df = None
+    except Exception:  # noqa: BLE001 - fall back to the table read filtered by file (correct, reads more)
+        df = None
+    if df is None:
+        warnings.append("dsha.fingerprint_delta: this Delta Lake cannot read a chosen set of files "
+                        "(DeltaLog.createDataFrame): the whole version was scanned to hash the files to read")
+        df = df_full
+    by_abs = {_normal(_absolute(table_uri, p)): p for p in paths}
+    rows = (df.groupBy(F.col("_metadata.file_path").alias("f")).agg(dsha_state("*").alias("s"))
+            .collect() if len(paths) else [])
+    out: Dict[str, Optional[bytes]] = {p: None for p in paths}
+    for r in rows:
+        p = by_abs.get(_normal(r["f"]))
+        if p is not None:
+            out[p] = bytes(r["s"])
+    return out
+
+
+def _absolute(table_uri: str, log_path: str) -> str:
+    u = urlparse(log_path)
+    if u.scheme or log_path.startswith("/"):
+        return log_path
+    return table_uri.rstrip("/") + "/" + log_path
+
+
+def _normal(uri: str) -> str:
+    return unquote(urlparse(uri).path)
+
+
+# -- the cache -----------------------------------------------------------------------------------------------------
+
+class _Unit:
+    """A set of files whose rows together have ``state`` (None: no rows): one file, or a group from a
+    dataChange=false commit."""
+
+    __slots__ = ("keys", "state")
+
+    def __init__(self, keys: FrozenSet[Key], state: Optional[bytes]):
+        self.keys, self.state = keys, state
+
+
+def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[str]
+                ) -> Tuple[List[_Unit], Optional[int]]:
+    if not file or not os.path.exists(file):
+        return [], None
+    try:
+        with open(file, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if doc.get("format") != CACHE_FORMAT or doc.get("version") != CACHE_VERSION:
+            raise ValueError(f"not a {CACHE_FORMAT} v{CACHE_VERSION} file")
+        if doc.get("table_id") != table_id:
+            warnings.append(f"dsha.fingerprint_delta: the state file {file} is for another Delta table "
+                            f"(id {doc.get('table_id')}, this one {table_id}): ignored, and replaced")
+            return [], None
+        units = []
+        for u in doc.get("schemas", {}).get(schema, []):
+            s = base64.b64decode(u["state"]) if u.get("state") else None
+            if s is not None:
+                parse(s)
+            units.append(_Unit(frozenset((k[0], k[1]) for k in u["files"]), s))
+        return units, doc.get("log_version")
+    except (OSError, ValueError, KeyError, TypeError, StateError) as e:
+        warnings.append(f"dsha.fingerprint_delta: the state file {file} is unreadable ({e}): ignored")
+        return [], None
+
+
+def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: Iterable[_Unit],
+                log_version: int) -> None:
+    doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
+                           "table": table_uri, "table_id": table_id, "log_version": log_version, "schemas": {}}
+    if os.path.exists(file):  # keep the entries of other schemas (time travel across a schema change)
+        try:
+            with open(file, encoding="utf-8") as fh:
+                old = json.load(fh)
+            if old.get("format") == CACHE_FORMAT and old.get("table_id") == table_id:
+                doc["schemas"] = {k: v for k, v in old.get("schemas", {}).items() if k != schema}
+        except (OSError, ValueError):
+            pass
+    doc["schemas"][schema] = [
+        {"files": sorted([list(k) for k in u.keys]),
+         "state": base64.b64encode(u.state).decode("ascii") if u.state is not None else None}
+        for u in sorted(units, key=lambda u: sorted(u.keys))]
+    d = os.path.dirname(os.path.abspath(file))
+    fd, tmp = tempfile.mkstemp(prefix=".dsha-delta-", dir=d)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, separators=(",", ":"))
+    os.replace(tmp, file)
+
+
+def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List[_Unit]) -> List[_Unit]:
+    """Groups of the dataChange=false commits in (start, end]: per partition, the added files get the merged
+    state of the removed ones, when the removed ones are exactly covered by known units."""
+    new: List[_Unit] = []
+    by_key: Dict[Key, _Unit] = {}
+    for u in units:
+        for k in u.keys:
+            by_key[k] = u
+    for v in range(start + 1, end + 1):
+        actions = _commit_actions(spark, log, v)
+        if actions is None:
+            continue
+        adds = [a["add"] for a in actions if "add" in a]
+        removes = [a["remove"] for a in actions if "remove" in a]
+        if not adds or not removes or any(x.get("dataChange", True) for x in adds + removes):
+            continue
+        parts: Dict[str, Tuple[List[Key], List[Key]]] = {}
+        for a in adds:
+            parts.setdefault(json.dumps(a.get("partitionValues") or {}, sort_keys=True), ([], []))[0].append(
+                _key(a["path"], a.get("deletionVector")))
+        for r in removes:
+            pv = r.get("partitionValues")
+            if pv is None:  # a remove without partition values (allowed): group the whole commit as one
+                parts = {"*": ([_key(a["path"], a.get("deletionVector")) for a in adds],
+                               [_key(x["path"], x.get("deletionVector")) for x in removes])}
+                break
+            parts.setdefault(json.dumps(pv, sort_keys=True), ([], []))[1].append(_key(r["path"],
+                                                                                     r.get("deletionVector")))
+        for added, removed in parts.values():
+            if not added or not removed:
+                continue
+            rset = set(removed)
+            cover: Dict[int, _Unit] = {}
+            ok = True
+            for k in removed:
+                u = by_key.get(k)
+                if u is None or not u.keys <= rset:
+                    ok = False
+                    break
+                cover[id(u)] = u
+            if not ok or sum(len(u.keys) for u in cover.values()) != len(rset):
+                continue
+            states = [u.state for u in cover.values() if u.state is not None]
+            g = _Unit(frozenset(added) - rset, merge(states) if states else None)
+            if not g.keys:
+                continue
+            new.append(g)
+            for k in g.keys:
+                by_key[k] = g
+    return new
+
+
+# -- the API -------------------------------------------------------------------------------------------------------
+
+def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, state: Optional[str] = None,
+                      *, use_cache: bool = True) -> PathFingerprint:
+    """The fingerprint of a Delta table version (the newest, or ``version``), equal to
+    ``dsha.fingerprint(spark.read.format("delta").option("versionAsOf", version).load(path))``, reading only the
+    files whose states the cache file ``state`` does not have (read first, rewritten after; kept outside the
+    table). Without ``state`` (or with ``use_cache=False``) every file is read, once, in one job.
+
+    ``files_read`` counts the files read, ``files_reused`` those whose state came from the cache (on their own or
+    in a group of a dataChange=false commit). Needs a classic session with Delta Lake loaded."""
+    _jvm_api(spark, "dsha.fingerprint_delta")
+    warnings: List[str] = []
+    log, snap, v = _snapshot(spark, path, version)
+    table_uri = log.dataPath().toUri().toString()
+    table_id = str(snap.metadata().id())
+    reader = spark.read.format("delta")
+    if version is not None:
+        reader = reader.option("versionAsOf", v)
+    df_full = reader.load(path)
+    schema = df_full.schema.json()
+
+    files = _files(spark, snap)
+    current = {k: p for k, p, _ in files}
+    units, cached_version = _load_cache(state, table_id, schema, warnings) if use_cache else ([], None)
+    if cached_version is not None and v > cached_version and units:
+        units = units + _groups_from_commits(spark, log, cached_version, v, units)
+
+    # A disjoint cover of the version's files by cached units (largest first); the rest is read.
+    covered: Dict[Key, _Unit] = {}
+    used: List[_Unit] = []
+    for u in sorted(units, key=lambda u: -len(u.keys)):
+        if u.keys and all(k in current and k not in covered for k in u.keys):
+            used.append(u)
+            for k in u.keys:
+                covered[k] = u
+    to_read = [k for k in current if k not in covered]
+    fresh: List[_Unit] = []
+    if to_read:
+        got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full,
+                           warnings)
+        fresh = [_Unit(frozenset([k]), got[current[k]]) for k in to_read]
+
+    states = [u.state for u in used + fresh if u.state is not None]
+    total = merge(states) if states else _df_state(df_full.limit(0))
+
+    if state and use_cache:
+        keep = used + fresh
+        if cached_version is not None and v < cached_version:  # time travel back: keep the newer entries too
+            seen = {id(u) for u in keep}
+            keep += [u for u in units if id(u) not in seen]
+        _save_cache(state, table_id, table_uri, schema, keep, max(v, cached_version or v))
+    return PathFingerprint(fingerprint=Fingerprint.from_state(total), files_total=len(current),
+                           files_read=len(to_read), files_reused=len(covered), manifest=state if used else None,
+                           warnings=_warn(warnings))
+
+
+__all__ = ["fingerprint_delta"]
