@@ -28,6 +28,7 @@ from pathlib import Path as Path_
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from dsha._session import _is_connect
+from dsha.delta import fingerprint_delta
 from dsha.files import DshaWarning, fingerprint_path
 from dsha.fingerprint import Comparison, Fingerprint, fingerprint
 from dsha.store import InputRecord, Record, Store, open_store
@@ -85,10 +86,11 @@ def _named(inputs: Any) -> Dict[str, Any]:
 
 def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
     """The one place where files are fingerprinted: their fingerprint and their per-file states (a manifest,
-    SPEC.md §12), which the next run's ``previous`` hands back so that only new and changed files are read. Spark
-    Connect sessions and Delta tables are hashed in full (per-file states need the driver JVM and plain files)."""
+    SPEC.md §12, or for Delta tables the state cache of §14), which the next run's ``previous`` hands back so that
+    only new and changed files are read. Spark Connect sessions are hashed in full (per-file states need the driver
+    JVM)."""
     options = {"header": "true"} if format == "csv" else {}  # as `dsha hash` reads CSV, so that both agree
-    if _is_connect(spark) or format == "delta":
+    if _is_connect(spark):
         return fingerprint(spark.read.format(format).options(**options).load(path)), None
     with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
         cache = os.path.join(d, "files.json")
@@ -97,7 +99,10 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
                 json.dump(previous.files, f)
         with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
             warnings.simplefilter("ignore", DshaWarning)
-            r = fingerprint_path(spark, path, format, state=Path_(cache).as_uri(), **options)
+            if format == "delta":
+                r = fingerprint_delta(spark, path, state=cache)
+            else:
+                r = fingerprint_path(spark, path, format, state=Path_(cache).as_uri(), **options)
         with open(cache, encoding="utf-8") as f:
             return r.fingerprint, json.load(f)
 

@@ -239,3 +239,23 @@ def test_random_sequence(dspark, tmp_path):
             assert got.files_read == 0, (step, got)
         elif op in ("append", "delete", "update"):
             assert got.files_read == _adds_after(path, before), (step, op, got)
+
+
+@child
+def test_the_store_keeps_delta_states(dspark, tmp_path):
+    """`dsha.changed` / `dsha check` on a Delta table: the record keeps the table's state cache (SPEC.md §14), so an
+    OPTIMIZE is "unchanged" without reading data, and a delete is a change."""
+    from dsha.store import open_store
+
+    spark = dspark
+    path, store = _table(spark, tmp_path, True), str(tmp_path / "store")
+    table = dsha.Path(path, "delta")
+    dsha.record({"events": table}, store=store, name="step", spark=spark)
+    files = open_store(store).latest("step").inputs["events"].files
+    assert files["format"] == "dsha-delta-states" and files["table"].endswith("/t")
+    spark.sql(f"OPTIMIZE delta.`{path}`")
+    assert not dsha.changed({"events": table}, store=store, name="step", spark=spark)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 3")
+    changes = dsha.changed({"events": table}, store=store, name="step", spark=spark)
+    assert [c.what for c in changes] == ["row count"]
+    assert changes.current.inputs["events"].fingerprint.digest == _oracle(spark, path)
