@@ -89,7 +89,9 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
     SPEC.md §12, or for Delta tables the state cache of §14), which the next run's ``previous`` hands back so that
     only new and changed files are read. Spark Connect sessions are hashed in full (per-file states need the driver
     JVM)."""
-    options = {"header": "true"} if format == "csv" else {}  # as `dsha hash` reads CSV, so that both agree
+    from dsha.cli import _reader_options
+
+    options = _reader_options(format)  # as `dsha hash` reads CSV, so that both agree
     if _is_connect(spark):
         return fingerprint(spark.read.format(format).options(**options).load(path)), None
     with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
@@ -112,13 +114,12 @@ def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exac
         return InputRecord("dataframe", None, None, fingerprint(x, exact=exact))
     if isinstance(x, Table):
         return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name), exact=exact))
-    from dsha.cli import _check_local, _format_of
+    from dsha.cli import _check_local, _format_of, _reader_options
 
     _check_local(x.path)
     fmt = _format_of(x.path, x.format)
     if not exact:
-        options = {"header": "true"} if fmt == "csv" else {}
-        df = _need(spark, x.path).read.format(fmt).options(**options).load(x.path)
+        df = _need(spark, x.path).read.format(fmt).options(**_reader_options(fmt)).load(x.path)
         return InputRecord("path", x.path, fmt, fingerprint(df, exact=False))
     fp, files = _fingerprint_path(_need(spark, x.path), x.path, fmt, previous)
     return InputRecord("path", x.path, fmt, fp, files)

@@ -23,6 +23,9 @@ final class DigestState(val rows: Long, val words: Array[Long]) {
 object DigestState {
   def bufferNames(combiner: Combiner): Seq[String] = "rows" +: combiner.wordNames
 
+  /** The state of no rows: the identity of merging. */
+  def zero(algorithm: Algorithm): DigestState = new DigestState(0L, new Array[Long](algorithm.combiner.words))
+
   def bufferAttributes(combiner: Combiner): Seq[AttributeReference] =
     bufferNames(combiner).map(AttributeReference(_, LongType, nullable = false)())
 
@@ -74,6 +77,10 @@ object DigestState {
   object Portable {
     def apply(algorithm: Algorithm, schema: CanonicalSchema, rows: Long, words: Array[Long]): Portable =
       Portable(algorithm, schema.text, schema.digest, new DigestState(rows, words))
+
+    /** The state of no rows of `schema`. */
+    def zero(algorithm: Algorithm, schema: CanonicalSchema): Portable =
+      Portable(algorithm, schema.text, schema.digest, DigestState.zero(algorithm))
   }
 
   /** A byte array that is not a serialised dsha state, with what is wrong with it. */

@@ -93,7 +93,7 @@ object DshaWriter {
         fail(s"path $root already exists (mode 'errorifexists'; use mode 'overwrite' or 'append')")
       case SaveMode.Ignore if exists =>
         return Result(
-          Portable(algorithm, schema, 0L, new Array[Long](algorithm.combiner.words)),
+          Portable.zero(algorithm, schema),
           None,
           Nil,
           Seq(s"nothing written: $root exists (mode 'ignore')"),
@@ -127,7 +127,7 @@ object DshaWriter {
     }
 
     val committed = tracker.files
-    val written = committed.foldLeft(Portable(algorithm, schema, 0L, new Array[Long](algorithm.combiner.words))) {
+    val written = committed.foldLeft(Portable.zero(algorithm, schema)) {
       (s, f) => s.merge(Portable(algorithm, schema, f.rows, f.words))
     }
     val formatName = format.toLowerCase(Locale.ROOT)

@@ -33,7 +33,7 @@ final case class Manifest(
 
   /** The state of all the files: the table's digest when they are all of its files. */
   def state: Portable =
-    files.foldLeft(Portable(algorithm, schemaText, schemaDigest, Manifest.zero(algorithm)))((s, e) =>
+    files.foldLeft(Portable(algorithm, schemaText, schemaDigest, DigestState.zero(algorithm)))((s, e) =>
       s.merge(Portable(algorithm, schemaText, schemaDigest, e.state))
     )
 
@@ -77,8 +77,6 @@ object Manifest {
 
   /** Where `dsha.write` keeps the manifest of the directory `root`. */
   def beside(root: Path): Path = new Path(new Path(root, DirName), FileName)
-
-  def zero(algorithm: Algorithm): DigestState = new DigestState(0L, new Array[Long](algorithm.combiner.words))
 
   private val mapper = new ObjectMapper()
 

@@ -49,13 +49,7 @@ object MetadataDigest {
       Bytes.writeLongLE(out, st.getModificationTime)
       text(etag(st))
     }
-    val multihash = {
-      val mh = new ByteArrayOutputStream()
-      Bytes.writeVarint(mh, MultihashCode.toLong)
-      Bytes.writeVarint(mh, 32L)
-      mh.write(Bytes.sha256(out.toByteArray))
-      mh.toByteArray
-    }
+    val multihash = DigestFormat.multihash(MultihashCode, Bytes.sha256(out.toByteArray))
     Result(DigestFormat.multibase(multihash), files.size, files.map(_.getLen).sum, schema.text, schema.digestHex)
   }
 

@@ -102,7 +102,7 @@ object PathDigest {
     val writes = updateManifest || stateFile.isDefined
     if (updateManifest && !isDir) warnings += s"no manifest beside a single file ($root): name a state file instead"
 
-    val zero = Portable(algorithm, canonical, 0L, new Array[Long](algorithm.combiner.words))
+    val zero = Portable.zero(algorithm, canonical)
     val readStates: Seq[(String, FileStatus, DigestState)] =
       if (toRead.isEmpty) Nil
       else if (reused.isEmpty && !writes) {
@@ -147,7 +147,7 @@ object PathDigest {
       files: Seq[(String, FileStatus)],
       listed: Int
   ): Seq[(String, FileStatus, DigestState)] = {
-    val zero = new DigestState(0L, new Array[Long](DshaV1.combiner.words))
+    val zero = DigestState.zero(DshaV1)
     val readAll = files.size * 2 > listed
     val df =
       if (readAll) whole

@@ -17,9 +17,12 @@ import io.dsha.util.Bytes
 object DigestFormat {
 
   /** varint(code) || varint(length) || digest, varints as the multiformats unsigned varint. */
-  def multihash(algorithm: Algorithm, digest: Array[Byte]): Array[Byte] = {
+  def multihash(algorithm: Algorithm, digest: Array[Byte]): Array[Byte] = multihash(algorithm.multihashCode, digest)
+
+  /** The same for a multihash code that is not a digest algorithm's (an approximate fingerprint's). */
+  def multihash(code: Int, digest: Array[Byte]): Array[Byte] = {
     val out = new ByteArrayOutputStream(digest.length + 6)
-    Bytes.writeVarint(out, algorithm.multihashCode.toLong)
+    Bytes.writeVarint(out, code.toLong)
     Bytes.writeVarint(out, digest.length.toLong)
     out.write(digest)
     out.toByteArray
