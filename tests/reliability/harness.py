@@ -253,7 +253,16 @@ class StandaloneCluster:
 
     def state(self) -> dict:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.master_ui}/json/", timeout=5) as r:
-            return json.load(r)
+            body = r.read()
+        try:
+            return json.loads(body)
+        except ValueError:
+            # Not the master's JSON yet (seen once: its HTML page while starting), or another process took the free
+            # port before the master bound it, and Spark moved the UI up (its log says so at WARN): ask again.
+            moved = re.findall(r"Service 'MasterUI' could not bind on port \d+\. Attempting port (\d+)",
+                               (self.tmp / "logs" / "master.out").read_text(errors="replace"))
+            self.master_ui = int(moved[-1]) if moved else self.master_ui
+            raise ConnectionError(f"the master UI's /json/ did not answer with JSON yet (port {self.master_ui})")
 
     def alive_workers(self) -> int:
         try:
