@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from dsha._session import ensure_loaded, translate_errors
-from dsha.functions import ColumnOrName, dsha_fingerprint
 from dsha.states import parse as parse_state
+
+if TYPE_CHECKING:
+    from dsha.functions import ColumnOrName
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ def _from_struct(f: Any) -> Fingerprint:
 META_ALGORITHM = "dsha-meta-v1"
 
 
-def fingerprint(df: Any, *cols: ColumnOrName, exact: bool = True) -> Fingerprint:
+def fingerprint(df: Any, *cols: "ColumnOrName", exact: bool = True) -> Fingerprint:
     """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job.
 
     ``exact=False``: an approximate fingerprint from file metadata only (``dsha-meta-v1``, SPEC.md §13: the schema
@@ -85,6 +86,9 @@ def fingerprint(df: Any, *cols: ColumnOrName, exact: bool = True) -> Fingerprint
     """
     if not exact:
         return _metadata_fingerprint(df.select(*cols) if cols else df)
+    from dsha._session import ensure_loaded, translate_errors
+    from dsha.functions import dsha_fingerprint
+
     ensure_loaded(df.sparkSession)
     with translate_errors():
         row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).first()
@@ -99,6 +103,9 @@ def equal(left: Any, right: Any) -> Comparison:
     """
     if left.sparkSession is not right.sparkSession:
         return Comparison(fingerprint(left), fingerprint(right))
+    from dsha._session import ensure_loaded, translate_errors
+    from dsha.functions import dsha_fingerprint
+
     ensure_loaded(left.sparkSession)
     with translate_errors():
         row = (left.agg(dsha_fingerprint("*").alias("left"))

@@ -12,8 +12,6 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
-from dsha._session import ensure_loaded, translate_errors
-from dsha.functions import dsha_state
 
 MAGIC = b"DSHS"
 FORMAT_VERSION = 1
@@ -148,6 +146,9 @@ def parse(state: Any) -> DigestState:
 
 def state(df: Any, columns: Optional[Sequence[Any]] = None) -> bytes:
     """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job."""
+    from dsha._session import ensure_loaded, translate_errors
+    from dsha.functions import dsha_state
+
     ensure_loaded(df.sparkSession)
     if isinstance(columns, str):
         columns = [columns]
