@@ -1,8 +1,9 @@
 """The `dsha` command: hash a table or compare two, on an embedded local Spark or a cluster.
 
-    dsha hash PATH [--format F] [--columns a,b] [--master URL] [--json]
+    dsha hash PATH [--format F] [--columns a,b] [--master URL] [--json] [--engine auto|arrow|spark]
     dsha hash --table NAME
     dsha compare A B           exit 0 equal, 1 different, 2 error
+    --engine arrow: dsha.arrow, no Spark and no JVM (local Parquet, ORC, Arrow IPC, CSV, JSON files)
     dsha check|record NAME INPUT... --store S   (cli_store.py)
 """
 from __future__ import annotations
@@ -18,8 +19,13 @@ import warnings
 from typing import List, Optional
 
 FORMATS = {".parquet": "parquet", ".orc": "orc", ".json": "json", ".jsonl": "json", ".ndjson": "json",
-           ".csv": "csv", ".avro": "avro", ".txt": "text"}
+           ".csv": "csv", ".avro": "avro", ".txt": "text", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow"}
 EXIT_EQUAL, EXIT_DIFFERENT, EXIT_ERROR = 0, 1, 2
+ENGINES = ("auto", "arrow", "spark")
+# What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
+# Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
+ARROW_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather", "csv", "json"}
+ARROW_AUTO_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather"}
 
 
 class UsageError(Exception):
@@ -83,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", parents=[common], help="compare two tables (exit 0 equal, 1 different)")
     c.add_argument("left", help="path (or table:NAME)")
     c.add_argument("right", help="path (or table:NAME)")
+    for command in (h, c):
+        command.add_argument("--engine", choices=ENGINES, default="auto",
+                             help="arrow: dsha.arrow, without Spark or a JVM (local files); spark: an embedded or "
+                                  "remote Spark; auto (default): arrow for local Parquet, ORC and Arrow files when "
+                                  "no Spark setting, table or per-file state is asked for, else spark")
     from dsha import cli_store
 
     cli_store.add_parsers(sub, common)
@@ -321,6 +332,121 @@ def _hint(e: BaseException) -> str:
     return ""
 
 
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _engine(args) -> str:
+    """The engine a hash or compare runs on: what --engine says, or for auto, arrow when it can read every source
+    and nothing asks for Spark (a --master, a --conf, a table, per-file states), spark otherwise."""
+    if args.command not in ("hash", "compare"):
+        return "spark"
+    sources = [args.left, args.right] if args.command == "compare" else [args.path]
+    why_not = None
+    if args.command == "hash" and (args.table or args.approximate or args.state or args.update_manifest):
+        why_not = "--table, --approximate, --state and --update-manifest need the Spark engine"
+    for source in sources:
+        if why_not:
+            break
+        local = None if source is None or source.startswith("table:") else _local(source)
+        if local is None:
+            why_not = f"the Arrow engine reads local files; {source} is not one"
+        elif _is_glob(local):
+            why_not = f"the Arrow engine reads a file or a directory, not a pattern: {source}"
+        elif _format_of(source, args.format) not in ARROW_FORMATS:
+            why_not = (f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not "
+                       f"{_format_of(source, args.format)} ({source})")
+    if args.engine == "arrow":
+        if why_not:
+            raise UsageError(why_not)
+        if not _installed("pyarrow"):
+            raise UsageError('--engine arrow needs pyarrow and numpy: pip install "dsha[arrow]"')
+        return "arrow"
+    if args.engine == "spark":
+        if not _installed("pyspark"):
+            raise UsageError('--engine spark needs pyspark: pip install "dsha[spark]"')
+        return "spark"
+    if not _installed("pyspark"):
+        if why_not:
+            raise UsageError(f'{why_not}, and pyspark is not installed (pip install "dsha[spark]")')
+        if not _installed("pyarrow"):
+            raise UsageError('neither engine is installed: pip install "dsha[arrow]" or "dsha[spark]"')
+        return "arrow"
+    spark_asked = args.master != "local[*]" or args.conf
+    typed = all(_format_of(source, args.format) in ARROW_AUTO_FORMATS for source in sources)
+    has_manifest = args.command == "hash" and os.path.isfile(os.path.join(_local(args.path) or "", "_dsha",
+                                                                           "manifest.json"))
+    if why_not or spark_asked or not typed or has_manifest or not _installed("pyarrow"):
+        return "spark"
+    return "arrow"
+
+
+def _arrow_fingerprint(source: str, args):
+    import dsha.arrow
+
+    started = time.time()
+    fmt = _format_of(source, args.format)
+    columns = None
+    if args.columns:
+        names = dsha.arrow.column_names(_local(source), format=fmt)
+        by_lower = {c.lower(): c for c in names}  # as Spark resolves them: case-insensitively
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        columns = [c if c in names else by_lower.get(c.lower()) for c in wanted]
+        missing = [w for w, n in zip(wanted, columns) if n is None]
+        if missing:
+            raise UsageError(f"no column {', '.join(missing)} in {source} (columns: {', '.join(names)})")
+    fp = dsha.arrow.fingerprint(_local(source), columns=columns, format=fmt)
+    return fp, time.time() - started
+
+
+def _report(args, engine: str, fingerprint_of) -> int:
+    """hash or compare with ``fingerprint_of(source) -> (Fingerprint, seconds)`` (the Arrow engine)."""
+    from dsha.fingerprint import Comparison
+
+    if args.command == "hash":
+        fp, seconds = fingerprint_of(args.path)
+        _print_hash(args, engine, fp, seconds)
+        return EXIT_EQUAL
+    started = time.time()
+    cmp = Comparison(fingerprint_of(args.left)[0], fingerprint_of(args.right)[0])
+    _print_compare(args, engine, cmp, time.time() - started)
+    return EXIT_EQUAL if cmp else EXIT_DIFFERENT
+
+
+def _print_hash(args, engine: str, fp, seconds: float, files=None) -> None:
+    if args.json:
+        out = {"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
+               "schema_digest": fp.schema_digest, "schema": fp.schema, "algorithm": fp.algorithm,
+               "engine": engine, "seconds": round(seconds, 3)}
+        if files is not None:
+            out.update(files=files.files_total, files_read=files.files_read, files_reused=files.files_reused,
+                       manifest=files.manifest)
+        print(json.dumps(out))
+        return
+    print(fp.digest)
+    rows = "unknown (file metadata only)" if fp.rows < 0 else fp.rows
+    print(f"rows: {rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}  engine: {engine}", file=sys.stderr)
+    if files is not None:
+        used = f"states from {files.manifest}" if files.manifest else "no manifest"
+        print(f"files: {files.files_total}, read {files.files_read}, reused {files.files_reused} ({used})",
+              file=sys.stderr)
+
+
+def _print_compare(args, engine: str, cmp, seconds: float) -> None:
+    left, right = cmp.left, cmp.right
+    if args.json:
+        print(json.dumps({"equal": cmp.equal, "reason": cmp.reason, "left": left.digest, "right": right.digest,
+                          "left_rows": left.rows, "right_rows": right.rows, "engine": engine,
+                          "seconds": round(seconds, 3)}))
+    else:
+        print(f"{left.digest}  {args.left}")
+        print(f"{right.digest}  {args.right}")
+        print(cmp.explain())
+        print(f"time: {seconds:.2f} s  engine: {engine}", file=sys.stderr)
+
+
 def _run(args) -> int:
     from dsha import cli_store
 
@@ -338,13 +464,16 @@ def _run(args) -> int:
     for source in sources:  # fail fast, before starting Spark
         if not source.startswith("table:"):
             _check_local(source)
+    engine = _engine(args)
+    if engine == "arrow":
+        return _report(args, engine, lambda source: _arrow_fingerprint(source, args))
     spark = _session(args)
     try:
         if args.command in cli_store.COMMANDS:
             return cli_store.run(args, spark)
-        if args.command == "hash":
-            import dsha
+        import dsha
 
+        if args.command == "hash":
             files = None
             if args.approximate:
                 started = time.time()
@@ -355,35 +484,11 @@ def _run(args) -> int:
                 fp = files.fingerprint
             else:
                 fp, seconds = _fingerprint(spark, args.path, args, args.table)
-            if args.json:
-                out = {"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
-                       "schema_digest": fp.schema_digest, "schema": fp.schema, "algorithm": fp.algorithm,
-                       "seconds": round(seconds, 3)}
-                if files is not None:
-                    out.update(files=files.files_total, files_read=files.files_read,
-                               files_reused=files.files_reused, manifest=files.manifest)
-                print(json.dumps(out))
-            else:
-                print(fp.digest)
-                rows = "unknown (file metadata only)" if fp.rows < 0 else fp.rows
-                print(f"rows: {rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}", file=sys.stderr)
-                if files is not None:
-                    used = f"states from {files.manifest}" if files.manifest else "no manifest"
-                    print(f"files: {files.files_total}, read {files.files_read}, reused {files.files_reused} "
-                          f"({used})", file=sys.stderr)
+            _print_hash(args, engine, fp, seconds, files)
             return EXIT_EQUAL
-        import dsha
-
         started = time.time()
         cmp = dsha.equal(_load(spark, args.left, args), _load(spark, args.right, args))
-        left, right, seconds = cmp.left, cmp.right, time.time() - started
-        if args.json:
-            print(json.dumps({"equal": cmp.equal, "reason": cmp.reason, "left": left.digest, "right": right.digest,
-                              "left_rows": left.rows, "right_rows": right.rows, "seconds": round(seconds, 3)}))
-        else:
-            print(f"{left.digest}  {args.left}")
-            print(f"{right.digest}  {args.right}")
-            print(cmp.explain())
+        _print_compare(args, engine, cmp, time.time() - started)
         return EXIT_EQUAL if cmp else EXIT_DIFFERENT
     finally:
         spark.stop()

@@ -1,0 +1,77 @@
+"""`dsha hash|compare --engine arrow|auto` without pyspark: the Arrow engine answers, no JVM starts, and what needs
+Spark is a one-line error (exit 2) saying so."""
+import json
+import os
+import subprocess
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import dsha.arrow
+
+NO_SPARK = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("pyspark") is not None, reason="checks the CLI where pyspark is missing")
+
+
+def run_cli(*args):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    return subprocess.run([sys.executable, "-m", "dsha", *args], capture_output=True, text=True, timeout=120, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cli")
+    table = pa.table({"id": pa.array(range(100), pa.int64()), "Name": pa.array([f"n{i}" for i in range(100)]),
+                      "score": pa.array([i * 0.5 for i in range(100)])})
+    (root / "a").mkdir()
+    pq.write_table(table.slice(0, 60), root / "a" / "part-0.parquet")
+    pq.write_table(table.slice(60), root / "a" / "part-1.parquet")
+    pq.write_table(table.sort_by([("score", "descending")]), root / "b.parquet", compression="zstd")
+    pq.write_table(table.slice(1), root / "fewer.parquet")
+    return root, table
+
+
+def test_hash_with_the_arrow_engine(files):
+    root, table = files
+    out = run_cli("hash", str(root / "a"), "--engine", "arrow")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == dsha.arrow.fingerprint(table).digest
+    assert "rows: 100" in out.stderr and "engine: arrow" in out.stderr
+    js = json.loads(run_cli("hash", str(root / "b.parquet"), "--engine", "arrow", "--json").stdout)
+    assert js["digest"] == out.stdout.strip() and js["rows"] == 100 and js["engine"] == "arrow"
+
+
+def test_columns_resolve_case_insensitively_as_in_spark(files):
+    root, table = files
+    out = run_cli("hash", str(root / "a"), "--engine", "arrow", "--columns", "name,ID")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == dsha.arrow.fingerprint(table.select(["id", "Name"])).digest
+    missing = run_cli("hash", str(root / "a"), "--engine", "arrow", "--columns", "nope")
+    assert missing.returncode == 2 and "no column nope" in missing.stderr and "Name" in missing.stderr
+
+
+def test_compare_exit_codes(files):
+    root, _ = files
+    same = run_cli("compare", str(root / "a"), str(root / "b.parquet"), "--engine", "arrow")
+    assert same.returncode == 0, same.stderr
+    assert "equal" in same.stdout and "engine: arrow" in same.stderr
+    different = run_cli("compare", str(root / "a"), str(root / "fewer.parquet"), "--engine", "arrow", "--json")
+    assert different.returncode == 1, different.stderr
+    assert json.loads(different.stdout)["reason"] == "row count"
+
+
+@NO_SPARK
+def test_auto_uses_arrow_without_pyspark_and_says_what_needs_spark(files):
+    root, table = files
+    out = run_cli("hash", str(root / "a"))
+    assert out.returncode == 0 and "engine: arrow" in out.stderr, out.stderr
+    assert out.stdout.strip() == dsha.arrow.fingerprint(table).digest
+    for args, needed in [(["hash", "--table", "t"], "--table"), (["hash", str(root / "a"), "--state", "s.json"], "--state"),
+                         (["hash", str(root / "a"), "--engine", "spark"], "pyspark")]:
+        err = run_cli(*args)
+        assert err.returncode == 2, (args, err.stderr)
+        lines = err.stderr.strip().splitlines()
+        assert len(lines) == 1 and needed in lines[0], (args, err.stderr)
