@@ -10,6 +10,8 @@ The parent process generates the data and starts one child Python process (with 
   write     local[2]: dsha.write against df.write.parquet of lineitem (from its files, and cached)
   redigest  local[2]: a table of 1,000 files with a manifest: full hash against fingerprint_path (manifest up to
             date, one file changed)
+  arrow     (only with --phases arrow) `dsha hash --engine arrow` against `--engine spark`, end to end, and the
+            Arrow engine's rows/s in memory (bench/arrow_engine.py)
 
 Within a session, methods run round-robin (one timed run of each method per round), so drifting machine load hits
 every method alike; the reported figure is the median over rounds. The load average is recorded at every run.
@@ -32,7 +34,7 @@ from runner import run_child, worker
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
 # The phases in the order they run; --phases picks some (profile runs only with --profile).
-PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile"]
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow"]
 FILE_PHASES = {"write", "redigest"}
 
 
@@ -178,10 +180,17 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
-    phases = set(PHASES) - {"profile"} if args.phases is None else {p.strip() for p in args.phases.split(",")}
+    phases = set(PHASES) - {"profile", "arrow"} if args.phases is None else {p.strip() for p in args.phases.split(",")}
     unknown = phases - set(PHASES)
     if unknown:
         raise SystemExit(f"unknown phases {sorted(unknown)} (phases: {', '.join(PHASES)})")
+    if "arrow" in phases:
+        if phases != {"arrow"}:
+            raise SystemExit("--phases arrow runs on its own (it writes results-arrow-sf<SF>)")
+        import arrow_engine
+
+        arrow_engine.main(sf, ensure_lineitem(sf, args.parts), args.rounds, tmpdir, args.out)
+        return
     phases -= {p for p, off in (("suite", args.no_suite), ("parallel", args.no_parallel),
                                 ("scaling", args.no_scaling)) if off}
     if args.profile:
