@@ -477,7 +477,10 @@ def _run(args) -> int:
             files = None
             if args.approximate:
                 started = time.time()
-                fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
+                if not args.table and not args.columns and _format_of(args.path, args.format) == "delta":
+                    fp = dsha.fingerprint_delta(spark, args.path, exact=False).fingerprint
+                else:
+                    fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
                 seconds = time.time() - started
             elif _uses_file_states(args):
                 files, seconds = _fingerprint_files(spark, args)

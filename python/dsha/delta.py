@@ -25,7 +25,7 @@ from urllib.parse import unquote, urlparse
 
 from dsha.files import PathFingerprint, _jvm_api, _warn
 from dsha.fingerprint import Fingerprint
-from dsha.states import StateError, merge, parse
+from dsha.states import StateError, _varint, merge, parse
 from dsha.states import state as _df_state
 
 CACHE_FORMAT = "dsha-delta-states"
@@ -282,15 +282,62 @@ def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List
 
 # -- the API -------------------------------------------------------------------------------------------------------
 
+def _layout_only(actions: List[Dict[str, Any]]) -> bool:
+    """A commit that cannot have changed the rows: every add and remove says dataChange=false (OPTIMIZE, compaction,
+    REORG PURGE), and no metaData action (schema, partitioning, column mapping) is in it."""
+    for a in actions:
+        if "metaData" in a:
+            return False
+        for kind in ("add", "remove"):
+            if kind in a and a[kind].get("dataChange", True) is not False:
+                return False
+    return True
+
+
+def _data_version(spark: Any, log: Any, v: int) -> int:
+    """The newest version <= v whose commit may have changed the rows: the layout-only commits on top of it are
+    skipped; a commit that is gone (log cleanup) or unreadable counts as a change."""
+    while v > 0:
+        actions = _commit_actions(spark, log, v)
+        if actions is None or not _layout_only(actions):
+            return v
+        v -= 1
+    return v
+
+
+META_ALGORITHM, META_CODE = "dsha-meta-v1", 0x3D5A80
+
+
+def _metadata_fingerprint(spark: Any, log: Any, snap: Any, v: int, df_full: Any) -> PathFingerprint:
+    """dsha-meta-v1 of a Delta version (SPEC.md §13.1): the table id, its read schema and its data version."""
+    import hashlib
+    import struct
+
+    zero = parse(_df_state(df_full.limit(0)))  # the canonical schema, from Spark; no file is read for 0 rows
+    table_id = str(snap.metadata().id()).encode("utf-8")
+    data_version = _data_version(spark, log, v)
+    meta = hashlib.sha256(b"dsha-meta-v1:delta" + zero.schema_digest + struct.pack("<I", len(table_id)) + table_id
+                          + struct.pack("<Q", data_version)).digest()
+    multihash = _varint(META_CODE) + _varint(len(meta)) + meta
+    fp = Fingerprint(digest="f" + multihash.hex(), rows=-1, schema_digest=zero.schema_digest.hex(), content_sum="",
+                     schema=zero.schema, algorithm=META_ALGORITHM)
+    return PathFingerprint(fingerprint=fp, files_total=0, files_read=0, files_reused=0, manifest=None, warnings=[])
+
+
 def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, state: Optional[str] = None,
-                      *, use_cache: bool = True) -> PathFingerprint:
+                      *, use_cache: bool = True, exact: bool = True) -> PathFingerprint:
     """The fingerprint of a Delta table version (the newest, or ``version``), equal to
     ``dsha.fingerprint(spark.read.format("delta").option("versionAsOf", version).load(path))``, reading only the
     files whose states the cache file ``state`` does not have (read first, rewritten after; kept outside the
     table). Without ``state`` (or with ``use_cache=False``) every file is read, once, in one job.
 
     ``files_read`` counts the files read, ``files_reused`` those whose state came from the cache (on their own or
-    in a group of a dataChange=false commit). Needs a classic session with Delta Lake loaded."""
+    in a group of a dataChange=false commit). Needs a classic session with Delta Lake loaded.
+
+    ``exact=False``: an approximate fingerprint from the log alone (``dsha-meta-v1``, SPEC.md §13.1: the table id,
+    the read schema and the newest version that may have changed the rows), which OPTIMIZE and other layout-only
+    commits keep; not a content digest (``rows`` is -1). It reports a change for every commit that adds or removes
+    data, even one that restores earlier content."""
     _jvm_api(spark, "dsha.fingerprint_delta")
     warnings: List[str] = []
     log, snap, v = _snapshot(spark, path, version)
@@ -300,6 +347,8 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
     if version is not None:
         reader = reader.option("versionAsOf", v)
     df_full = reader.load(path)
+    if not exact:
+        return _metadata_fingerprint(spark, log, snap, v, df_full)
     schema = df_full.schema.json()
 
     files = _files(spark, snap)

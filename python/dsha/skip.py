@@ -118,6 +118,8 @@ def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exac
 
     _check_local(x.path)
     fmt = _format_of(x.path, x.format)
+    if not exact and fmt == "delta":  # from the log: layout-only commits (OPTIMIZE) keep it
+        return InputRecord("path", x.path, fmt, fingerprint_delta(_need(spark, x.path), x.path, exact=False).fingerprint)
     if not exact:
         df = _need(spark, x.path).read.format(fmt).options(**_reader_options(fmt)).load(x.path)
         return InputRecord("path", x.path, fmt, fingerprint(df, exact=False))

@@ -121,3 +121,20 @@ def test_usage_errors_need_no_spark(tmp_path):
     assert out.returncode == 2 and "no file matches" in out.stderr
     out = run_cli("hash")
     assert out.returncode == 2 and "give a PATH or --table NAME" in out.stderr
+
+
+def test_engine_auto_picks_arrow_for_local_parquet_and_both_agree(tables):
+    """Without --master or --conf, `dsha hash DIR` of Parquet runs on the Arrow engine (no JVM) and prints the digest
+    Spark computes; --engine spark and --engine arrow agree on Parquet and ORC."""
+    pytest.importorskip("pyarrow")
+    root, expected = tables
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    auto = subprocess.run([sys.executable, "-m", "dsha", "hash", str(root / "a"), "--json"], capture_output=True,
+                          text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+    assert auto.returncode == 0, auto.stderr
+    assert json.loads(auto.stdout)["engine"] == "arrow" and json.loads(auto.stdout)["digest"] == expected
+    spark_run = run_cli("hash", str(root / "a_orc"), "--engine", "spark", "--json")
+    assert json.loads(spark_run.stdout)["engine"] == "spark" and json.loads(spark_run.stdout)["digest"] == expected
+    arrow_run = run_cli("compare", str(root / "a_orc"), str(root / "b"), "--engine", "arrow")
+    assert arrow_run.returncode == 0 and "engine: arrow" in arrow_run.stderr, arrow_run.stderr

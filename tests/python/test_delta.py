@@ -259,3 +259,34 @@ def test_the_store_keeps_delta_states(dspark, tmp_path):
     changes = dsha.changed({"events": table}, store=store, name="step", spark=spark)
     assert [c.what for c in changes] == ["row count"]
     assert changes.current.inputs["events"].fingerprint.digest == _oracle(spark, path)
+
+
+@child
+def test_approximate_fingerprint_from_the_log(dspark, tmp_path):
+    """exact=False (dsha-meta-v1, SPEC.md §13.1): OPTIMIZE keeps it, every data change (append, delete, a restore of
+    earlier content) changes it — never "unchanged" for changed rows; time travel gives the older version's."""
+    spark = dspark
+    path = _table(spark, tmp_path, True)
+
+    def approx(version=None):
+        fp = dsha.fingerprint_delta(spark, path, version=version, exact=False).fingerprint
+        assert fp.algorithm == "dsha-meta-v1" and fp.rows == -1 and fp.digest.startswith("f80b5f501")
+        return fp.digest
+
+    first, v0 = approx(), _version(path)
+    assert approx() == first
+    spark.sql(f"OPTIMIZE delta.`{path}`")
+    assert _version(path) == v0 + 1 and approx() == first  # layout only
+    seen = {first}
+    for change in [
+            lambda: _rows(spark, 10, 300, 1).write.format("delta").mode("append").save(path),
+            lambda: spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 7"),
+            lambda: spark.sql(f"RESTORE TABLE delta.`{path}` TO VERSION AS OF {v0}")]:
+        change()
+        now = approx()
+        assert now not in seen, "a data change kept the approximate fingerprint"
+        seen.add(now)
+    assert approx(version=v0 + 1) == first  # time travel: as it was
+    # the CLI routes --approximate on a Delta path to the log
+    assert dsha.fingerprint_delta(spark, path, exact=False).fingerprint.schema == \
+        dsha.fingerprint(spark.read.format("delta").load(path)).schema
