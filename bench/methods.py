@@ -3,6 +3,7 @@ that runs each one on a DataFrame. pyspark is imported only inside the functions
 catalogue without it."""
 import os
 import sys
+import tempfile
 
 from common import ROOT
 
@@ -52,6 +53,8 @@ REDIGEST_METHODS = [
     ("redigest_manifest", "dsha.fingerprint_path(spark, path): manifest up to date, no file read", False),
     ("redigest_one_changed", "dsha.fingerprint_path(spark, path): one file replaced since the manifest, that file "
                              "read (the change and its undoing are untimed)", False),
+    ("check_unchanged", "dsha.changed({t: dsha.Path(path)}, store=...): `dsha check` in-process, inputs recorded "
+                        "(untimed) and unchanged: the store's record holds the files' states", False),
 ]
 # Each method's anchor: its ratio in the tables and targets is its median over the anchor's median.
 FILES_ANCHORS = {
@@ -59,6 +62,7 @@ FILES_ANCHORS = {
     "write_parquet_cached": "write_parquet_cached", "write_dsha_cached": "write_parquet_cached",
     "full_fingerprint": "full_fingerprint", "path_no_cache": "full_fingerprint",
     "redigest_manifest": "full_fingerprint", "redigest_one_changed": "full_fingerprint",
+    "check_unchanged": "full_fingerprint",
 }
 PARALLEL_METHODS = ["scan_noop", "xxhash64_bit_xor", "dsha"]
 SCALING_METHODS = ["scan_noop", "xxhash64_bit_xor", "dsha"]
@@ -309,7 +313,17 @@ def redigest_methods(spark, table, files, change, expected, selected):
             check(not r.warnings, f"warnings: {r.warnings}")
         return run
 
+    store = tempfile.mkdtemp(prefix="dsha-bench-store-")
+    if "check_unchanged" in selected:  # recorded once, untimed, as the previous run of a pipeline would have
+        dsha.record({"t": dsha.Path(table)}, store=store, name="bench", spark=spark)
+
+    def check_unchanged():
+        changes = dsha.changed({"t": dsha.Path(table)}, store=store, name="bench", spark=spark)
+        check(not changes, f"dsha.changed says {[c.what for c in changes]} for an unchanged table")
+        check(changes.current.inputs["t"].fingerprint.digest == expected["full"], "dsha.changed: another digest")
+
     all_methods = {
+        "check_unchanged": (check_unchanged, None, None),
         "full_fingerprint": (full, None, None),
         "path_no_cache": (path(files, expected["full"], use_cache=False), None, None),
         "redigest_manifest": (path(0, expected["full"]), None, None),

@@ -201,6 +201,8 @@ FILES_TARGETS = [
      "{files} files, lineitem SF {sf}"),
     ("redigest_table", "redigest_one_changed", 0.10, "re-digest, one file changed / full hash <= 0.10",
      "{files} files, lineitem SF {sf}"),
+    ("redigest_table", "check_unchanged", 0.05, "dsha check (dsha.changed), unchanged / full hash <= 0.05",
+     "{files} files, lineitem SF {sf}, inputs recorded"),
 ]
 
 
