@@ -17,6 +17,8 @@ NO_SPARK = pytest.mark.skipif(
 
 def run_cli(*args):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    package_root = os.path.dirname(os.path.dirname(dsha.arrow.__file__))  # the dsha this test imports
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(package_root)] + env.get("PYTHONPATH", "").split(os.pathsep))
     return subprocess.run([sys.executable, "-m", "dsha", *args], capture_output=True, text=True, timeout=120, env=env,
                           stdin=subprocess.DEVNULL)
 

@@ -1,7 +1,8 @@
 """The Arrow engine agrees with Spark byte for byte: Spark writes random nested tables to Parquet and computes dsha(*)
 of each; dsha.arrow reads the files (no Spark) and must print the same digest (issue 15, SPEC.md Appendix A).
 
-1,000 tables: 40 random schemas x 25 random tables each. A schema's tables are one DataFrame with a tag column,
+1,000 tables: 40 random schemas x 25 random tables each (on Spark 3.5, whose test environment has the oldest
+pyarrow and numpy, the first 250: the full set runs on the newest Spark line). A schema's tables are one DataFrame with a tag column,
 written partitioned by the tag in one job and hashed with one GROUP BY, so the suite costs a few Spark jobs per
 schema, not per table. Half the schemas are written with Spark's default INT96 timestamps, half with
 TIMESTAMP_MICROS, and a third with the legacy Parquet layout.
@@ -118,6 +119,8 @@ def _write_options(i):
 
 @pytest.mark.parametrize("batch", range(4))
 def test_spark_parquet_digests_equal_the_arrow_engine(spark, tmp_path, batch):
+    if batch and spark.version.startswith("3."):
+        pytest.skip("the first 250 tables on Spark 3.5; all 1,000 on the newest line")
     """Per batch, 10 schemas x 25 tables (1,000 in all): dsha.arrow.fingerprint(directory) == Spark's dsha(*)."""
     checked = 0
     for i in range(batch * SCHEMAS // 4, (batch + 1) * SCHEMAS // 4):

@@ -11,6 +11,11 @@ Public functions::
     row_digest(schema_str, row) -> bytes         # 16 bytes (SPEC §4)
     table_digest(schema_str, rows) -> dict       # digest, rows, schema_digest (hex), content_sum (hex)
     serialise_state / parse_state / merge_states / finalise_state   # digest states (SPEC §11)
+    load_manifest(bytes) -> dict; manifest_checksum(doc) -> str     # file manifests (SPEC §12.1, §12.2)
+    check_manifest(doc, ...) -> dict             # every §12.3 rule about one manifest; merged state and digest
+    meta_digest_files(schema_str, [(qualified_path, size, modified_ms, etag)]) -> str   # dsha-meta-v1 (SPEC §13)
+    meta_digest_delta(schema_str, table_id, data_version) -> str    # dsha-meta-v1 of a Delta version (SPEC §13.1)
+    delta_data_version(commits, v) -> int        # the data version of a Delta table version (SPEC §13.1)
 
 Rows are JSON values with the conventions of SPEC §10.
 
@@ -18,6 +23,8 @@ Command line::
 
     python dsha_reference.py check tests/golden/vectors.json
     python dsha_reference.py fill  tests/golden/vectors.json [NAME ...]   # only the named vectors, if given
+    python dsha_reference.py manifest DIR/_dsha/manifest.json   # check a manifest; print its files' merged digest
+    python dsha_reference.py meta DIR SCHEMA     # dsha-meta-v1 of a local directory's data files (SPEC §13)
 
 A vector's ``arguments`` (the SQL argument list of its dsha call, SPEC §10) needs no evaluation here: its ``schema``
 and ``rows`` are already the columns the arguments give.
@@ -755,6 +762,324 @@ def finalise_state(data: bytes) -> str:
 
 
 # --------------------------------------------------------------------------------------------------------------
+# File manifests (SPEC §12)
+# --------------------------------------------------------------------------------------------------------------
+
+MANIFEST_VERSION = 1
+_HEX = re.compile(r"[0-9a-f]*")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+# SPEC §12.1: member -> JSON type (int means a JSON integer: not a boolean, not a number with a fraction or exponent)
+MANIFEST_MEMBERS = {
+    "dsha": str, "version": int, "algorithm": str, "format": str, "root": str, "schema": str,
+    "schema_digest": str, "rows": int, "digest": str, "files": list, "checksum": str,
+}
+FILE_MEMBERS = {"path": str, "size": int, "modified": int, "rows": int, "sum": str}
+
+
+class ManifestError(ValueError):
+    """A manifest a reader must ignore (SPEC §12.3); the message names the rule."""
+
+
+def _is_type(v: Any, t: type) -> bool:
+    if t is int:
+        return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, t)
+
+
+def _field_text(v: Any, what: str) -> bytes:
+    """One checksum field (SPEC §12.2): u32 LE byte length, then the UTF-8 of its text (integers in decimal)."""
+    if _is_type(v, int):
+        text = str(v)  # decimal, '-' for a negative number
+    elif isinstance(v, str):
+        text = v
+    else:
+        raise ManifestError(f"checksum: {what} must be a string or an integer, got {v!r}")
+    return lenbytes(text.encode("utf-8"))
+
+
+def manifest_checksum(doc: dict) -> str:
+    """The checksum of a manifest (SPEC §12.2), lower-case hex.  Covers everything but ``rows``, ``digest`` (of
+    the whole: derived from the files) and members the specification does not name."""
+    files = doc["files"]
+    if not isinstance(files, list):
+        raise ManifestError("checksum: files must be an array")
+    out = bytearray()
+    out += _field_text("manifest", "dsha")
+    for m in ("version", "algorithm", "format", "root", "schema", "schema_digest"):
+        out += _field_text(doc[m], m)
+    out += _field_text(len(files), "the number of files")
+    for i, f in enumerate(files):
+        if not isinstance(f, dict):
+            raise ManifestError(f"checksum: files[{i}] must be an object")
+        for m in ("path", "size", "modified", "rows", "sum"):
+            out += _field_text(f[m], f"files[{i}].{m}")
+    return hashlib.sha256(bytes(out)).hexdigest()
+
+
+def load_manifest(data: Any) -> dict:
+    """Parse a manifest's bytes (or text) strictly: UTF-8, JSON, an object (SPEC §12.1); duplicate member names
+    and the non-JSON constants NaN/Infinity are rejected (JSON does not define them)."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ManifestError(f"not valid JSON: not UTF-8 ({e})") from None
+
+    def pairs(ps):
+        keys = [k for k, _ in ps]
+        if len(set(keys)) != len(keys):
+            raise ManifestError(f"not valid JSON: duplicate member name(s) "
+                                f"{sorted({k for k in keys if keys.count(k) > 1})}")
+        return dict(ps)
+
+    def constant(c):
+        raise ManifestError(f"not valid JSON: {c}")
+
+    try:
+        doc = json.loads(data, object_pairs_hook=pairs, parse_constant=constant)
+    except json.JSONDecodeError as e:
+        raise ManifestError(f"not valid JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise ManifestError("not valid JSON: a manifest is a JSON object")
+    return doc
+
+
+def _check_members(obj: dict, members: dict, where: str):
+    for m, t in members.items():
+        if m not in obj:
+            raise ManifestError(f"lacks a member: {where}{m}")
+        if not _is_type(obj[m], t):
+            raise ManifestError(f"a member of the wrong type: {where}{m} must be "
+                                f"{'an integer' if t is int else 'a JSON ' + t.__name__}, got {obj[m]!r}")
+
+
+def _check_relative_path(p: str, where: str):
+    # SPEC §12.1: the file's path below root, '/'-separated.  Anything that is not a path below root is rejected.
+    if p == "" or p.startswith("/") or any(seg in ("", ".", "..") for seg in p.split("/")):
+        raise ManifestError(f"{where}path {p!r} is not a '/'-separated path below root")
+
+
+def check_manifest(doc: dict, expect_algorithm: Optional[str] = None, expect_format: Optional[str] = None,
+                   expect_schema: Optional[str] = None, expect_root: Optional[str] = None) -> dict:
+    """Check one manifest against every rule of SPEC §12.1-§12.3 that concerns it alone, raising ManifestError
+    naming the rule; return the merge (SPEC §11.3) of the listed files' states:
+
+        {"rows", "sum" (int), "content_sum" (hex, most significant first), "digest" (SPEC §6), "state" (bytes,
+         SPEC §11.1), "schema", "schema_digest" (hex), "files": {path: (size, modified, rows, sum)}}
+
+    The manifest's own ``rows`` and ``digest`` are not covered by the checksum (a reader recomputes them, §12.2):
+    they are returned as ``manifest_rows`` / ``manifest_digest`` for the caller to compare.  The ``expect_*``
+    arguments are the digest being computed (algorithm, format, schema) and, for a state file, the directory being
+    read (§12.3: a manifest that differs from them is ignored)."""
+    if not isinstance(doc, dict):
+        raise ManifestError("not valid JSON: a manifest is a JSON object")
+    _check_members(doc, MANIFEST_MEMBERS, "")
+    if doc["dsha"] != "manifest":
+        raise ManifestError(f"another dsha: {doc['dsha']!r}, expected 'manifest'")
+    if doc["version"] != MANIFEST_VERSION:
+        raise ManifestError(f"another version: {doc['version']}, expected {MANIFEST_VERSION}")
+    if doc["algorithm"] != ALGORITHM:
+        raise ManifestError(f"an algorithm this reader does not implement: {doc['algorithm']!r}")
+    fmt = doc["format"]
+    if not fmt or fmt != fmt.lower():
+        raise ManifestError(f"format must be a data source name in lower case, got {fmt!r}")
+    if not _SCHEME.match(doc["root"]):
+        raise ManifestError(f"root must be a fully qualified Hadoop path (scheme:path), got {doc['root']!r}")
+    schema = doc["schema"]
+    try:
+        canon = canonical_schema(schema)
+    except SchemaError as e:
+        raise ManifestError(f"schema is not a canonical schema (SPEC §2): {e}") from None
+    if canon != schema:
+        raise ManifestError(f"schema is not in canonical form: {schema!r}, canonical {canon!r}")
+    sd = hashlib.sha256(schema.encode("utf-8")).digest()
+    if doc["schema_digest"] != sd.hex():
+        raise ManifestError(f"schema_digest is not the SHA-256 of schema: {doc['schema_digest']!r}, "
+                            f"expected {sd.hex()!r}")
+    seen = {}
+    prev = None
+    for i, f in enumerate(doc["files"]):
+        where = f"files[{i}]."
+        if not isinstance(f, dict):
+            raise ManifestError(f"a member of the wrong type: files[{i}] must be a JSON object, got {f!r}")
+        _check_members(f, FILE_MEMBERS, where)
+        p = f["path"]
+        _check_relative_path(p, where)
+        if p in seen:
+            raise ManifestError(f"a path listed twice: {p!r} (files[{seen[p]}] and files[{i}])")
+        seen[p] = i
+        key = p.encode("utf-8")
+        if prev is not None and key < prev:
+            raise ManifestError(f"files are not in ascending order of path (UTF-8 bytes): {p!r} after a greater path")
+        prev = key
+        if f["size"] < 0:
+            raise ManifestError(f"{where}size must not be negative, got {f['size']}")
+        if not 0 <= f["rows"] < (1 << 64):
+            raise ManifestError(f"{where}rows must be a u64 (SPEC §11.1), got {f['rows']}")
+        s = f["sum"]
+        if len(s) != 32:
+            raise ManifestError(f"a sum of the wrong length: {where}sum has {len(s)} hex digits, expected 32 "
+                                f"(16 bytes, SPEC §11.1)")
+        if not _HEX.fullmatch(s):
+            raise ManifestError(f"{where}sum is not lower-case hex: {s!r}")
+    computed = manifest_checksum(doc)
+    if doc["checksum"] != computed:
+        raise ManifestError(f"a checksum that does not match: {doc['checksum']!r}, computed {computed!r}")
+    if expect_algorithm is not None and doc["algorithm"] != expect_algorithm:
+        raise ManifestError(f"algorithm {doc['algorithm']!r} differs from the digest being computed "
+                            f"({expect_algorithm!r})")
+    if expect_format is not None and fmt != expect_format:
+        raise ManifestError(f"format {fmt!r} differs from the digest being computed ({expect_format!r})")
+    if expect_schema is not None and schema_digest(expect_schema) != sd:
+        raise ManifestError(f"schema digest differs from the digest being computed: {schema!r} is not "
+                            f"{canonical_schema(expect_schema)!r}")
+    if expect_root is not None and doc["root"] != expect_root:
+        raise ManifestError(f"root {doc['root']!r} is not the directory being read ({expect_root!r})")
+    rows = total = 0
+    for f in doc["files"]:
+        rows = (rows + f["rows"]) % (1 << 64)
+        total = (total + int.from_bytes(bytes.fromhex(f["sum"]), "little")) % MOD128
+    return {
+        "rows": rows,
+        "sum": total,
+        "content_sum": format(total, "032x"),
+        "digest": digest_string(finalise(sd, rows, total)),
+        "state": serialise_state(schema, rows, total),
+        "schema": schema,
+        "schema_digest": sd.hex(),
+        "files": {f["path"]: (f["size"], f["modified"], f["rows"], f["sum"]) for f in doc["files"]},
+        "manifest_rows": doc["rows"],
+        "manifest_digest": doc["digest"],
+    }
+
+
+def file_state(doc: dict, path: str) -> bytes:
+    """The state (SPEC §11.1) of one entry of a checked manifest: its algorithm, schema digest, rows and sum."""
+    entry = check_manifest(doc)["files"][path]
+    return serialise_state(doc["schema"], entry[2], int.from_bytes(bytes.fromhex(entry[3]), "little"))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Metadata fingerprints (SPEC §13)
+# --------------------------------------------------------------------------------------------------------------
+
+META_ALGORITHM = "dsha-meta-v1"
+META_MULTIHASH_CODE = 0x3D5A80
+
+
+def _u64(n: int, what: str) -> bytes:
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < (1 << 64):
+        raise ValueError(f"{what}: expected a u64, got {n!r}")
+    return struct.pack("<Q", n)
+
+
+def meta_digest_string(meta: bytes) -> str:
+    """multibase base16 of the multihash varint(0x3d5a80) || varint(32) || meta: always 'f80b5f50120...'."""
+    return "f" + (varint(META_MULTIHASH_CODE) + varint(len(meta)) + meta).hex()
+
+
+def meta_digest_files(schema_str: str, files) -> str:
+    """dsha-meta-v1 of the files a table reads (SPEC §13).  files: [(qualified_path, size, modified_ms, etag)],
+    in any order (sorted here by the UTF-8 bytes of the path); etag is '' where the file system reports none."""
+    sd = schema_digest(schema_str)
+    entries = []
+    for f in files:
+        if not (isinstance(f, (tuple, list)) and len(f) == 4):
+            raise ValueError(f"a file is (path, size, modified, etag), got {f!r}")
+        path, size, modified, etag = f
+        if not isinstance(path, str) or not path:
+            raise ValueError(f"a file path must be a non-empty string, got {path!r}")
+        if not isinstance(etag, str):
+            raise ValueError(f"an ETag must be a string ('' for none), got {etag!r}")
+        pb = path.encode("utf-8")
+        entries.append((pb, lenbytes(pb) + _u64(size, f"{path}: size") + _u64(modified, f"{path}: modified")
+                        + lenbytes(etag.encode("utf-8"))))
+    entries.sort(key=lambda e: e[0])
+    for a, b in zip(entries, entries[1:]):
+        if a[0] == b[0]:
+            raise ValueError(f"a file listed twice: {a[0].decode('utf-8')!r}")
+    meta = hashlib.sha256(META_ALGORITHM.encode("ascii") + sd + _u64(len(entries), "number of files")
+                          + b"".join(e[1] for e in entries)).digest()
+    return meta_digest_string(meta)
+
+
+def meta_digest_delta(schema_str: str, table_id: str, data_version: int) -> str:
+    """dsha-meta-v1 of a Delta table version (SPEC §13.1) from its metaData.id and data version."""
+    if not isinstance(table_id, str):
+        raise ValueError(f"a Delta table id is a string, got {table_id!r}")
+    prefix = b"dsha-meta-v1:delta"
+    assert len(prefix) == 18
+    meta = hashlib.sha256(prefix + schema_digest(schema_str) + lenbytes(table_id.encode("utf-8"))
+                          + _u64(data_version, "data version")).digest()
+    return meta_digest_string(meta)
+
+
+def delta_commit_is_layout_only(actions: list) -> bool:
+    """SPEC §13.1: every add and remove action has dataChange false, and there is no metaData action.  An add or
+    remove without a boolean dataChange (the Delta protocol requires one) is taken as a data change."""
+    for a in actions:
+        if not isinstance(a, dict):
+            raise ValueError(f"a Delta action is a JSON object, got {a!r}")
+        if "metaData" in a:
+            return False
+        for kind in ("add", "remove"):
+            if kind in a and not (isinstance(a[kind], dict) and a[kind].get("dataChange") is False):
+                return False
+    return True
+
+
+def delta_data_version(commits, v: int) -> int:
+    """SPEC §13.1: the greatest d <= v such that commit d is not layout-only, or is missing or unreadable, or
+    d = 0.  commits: a mapping from version to its list of actions, or to None when the commit file is unreadable
+    (a version absent from the mapping is missing)."""
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise ValueError(f"a Delta version is a non-negative integer, got {v!r}")
+    for d in range(v, 0, -1):
+        actions = commits.get(d)
+        if actions is None or not delta_commit_is_layout_only(actions):
+            return d
+    return 0
+
+
+def read_delta_commits(table_dir: str, v: int) -> dict:
+    """The actions of commits 0..v of a local Delta table (``_delta_log/%020d.json``, one JSON action a line);
+    None for a commit file that is missing or unreadable."""
+    import os
+    out = {}
+    for d in range(v + 1):
+        path = os.path.join(table_dir, "_delta_log", f"{d:020d}.json")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                out[d] = [json.loads(line) for line in fh if line.strip()]
+        except (OSError, ValueError):
+            out[d] = None
+    return out
+
+
+def list_local_data_files(directory: str) -> list:
+    """The data files of a local directory as SPEC §12.3 lists them (hidden names skipped at every level: as Spark
+    does, a name starting with '.', or with '_' unless it contains '='; directories are descended), as
+    (qualified_path, size, modified_ms, etag) with the fully qualified Hadoop path of a local file ('file:' + the
+    absolute path, as the file system names it) and no ETag."""
+    import os
+
+    def hidden(name):
+        return name.startswith(".") or (name.startswith("_") and "=" not in name)
+
+    out = []
+    top = os.path.abspath(directory)
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = sorted(d for d in dirnames if not hidden(d))
+        for name in filenames:
+            if hidden(name):
+                continue
+            full = os.path.join(dirpath, name)
+            st = os.stat(full)
+            out.append(("file:" + full.replace(os.sep, "/"), st.st_size, st.st_mtime_ns // 10 ** 6, ""))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Golden vectors (SPEC §10)
 # --------------------------------------------------------------------------------------------------------------
 
@@ -865,11 +1190,39 @@ def cmd_fill(path: str, names: List[str]) -> int:
     return 1 if (conflicts or errors) else 0
 
 
+def cmd_manifest(path: str) -> int:
+    """Checks a manifest (SPEC §12.3) and prints the digest of the merge of its files' states."""
+    try:
+        with open(path, "rb") as fh:
+            res = check_manifest(load_manifest(fh.read()))
+    except ManifestError as e:
+        print(f"{path}: ignored: {e}", file=sys.stderr)
+        return 1
+    print(res["digest"])
+    notes = []
+    if res["manifest_rows"] != res["rows"]:
+        notes.append(f"its rows {res['manifest_rows']} are not the files' {res['rows']}")
+    if res["manifest_digest"] != res["digest"]:
+        notes.append(f"its digest {res['manifest_digest']} is not the files' {res['digest']}")
+    if notes:
+        print(f"{path}: " + "; ".join(notes) + " (not covered by the checksum; recomputed)", file=sys.stderr)
+    return 0
+
+
 def main(argv: List[str]) -> int:
-    if len(argv) < 3 or argv[1] not in ("check", "fill") or (argv[1] == "check" and len(argv) != 3):
-        print(f"usage: {argv[0]} check VECTORS.json | fill VECTORS.json [NAME ...]", file=sys.stderr)
-        return 2
-    return cmd_check(argv[2]) if argv[1] == "check" else cmd_fill(argv[2], argv[3:])
+    cmd = argv[1] if len(argv) > 1 else None
+    if cmd == "check" and len(argv) == 3:
+        return cmd_check(argv[2])
+    if cmd == "fill" and len(argv) >= 3:
+        return cmd_fill(argv[2], argv[3:])
+    if cmd == "manifest" and len(argv) == 3:
+        return cmd_manifest(argv[2])
+    if cmd == "meta" and len(argv) == 4:
+        print(meta_digest_files(argv[3], list_local_data_files(argv[2])))
+        return 0
+    print(f"usage: {argv[0]} check VECTORS.json | fill VECTORS.json [NAME ...] | manifest MANIFEST.json"
+          f" | meta DIR SCHEMA", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -172,7 +172,7 @@ object DshaWriter {
       root.toString,
       schema.text,
       schema.digest,
-      (kept ++ fresh).sortBy(_.path).toIndexedSeq
+      (kept ++ fresh).sortBy(_.path)(Manifest.PathOrder).toIndexedSeq
     )
     Manifest.write(fs, manifestPath, manifest)
     Result(written, Some(manifestPath.toString), fresh, warnings.result())

@@ -64,6 +64,14 @@ final case class Manifest(
 }
 
 object Manifest {
+
+  /** Paths in UTF-8 byte order (SPEC.md §12.1, §13), as canonical names are ordered; Java's String order (UTF-16
+    * code units) differs for characters beyond U+FFFF.
+    */
+  val PathOrder: Ordering[String] = new Ordering[String] {
+    def compare(a: String, b: String): Int = io.dsha.types.CanonicalSchema.compareUtf8(a, b)
+  }
+
   val Kind = "manifest"
   val Version = 1
   val DirName = "_dsha"

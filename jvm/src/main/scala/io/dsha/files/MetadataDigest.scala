@@ -30,7 +30,7 @@ object MetadataDigest {
       try CanonicalSchema.of(df.schema.fields.toSeq.map(f => f.name -> f.dataType), DshaV1.description)
       catch { case e: CanonicalSchema.Unsupported => fail(s"cannot describe column ${e.path}: ${e.reason}") }
     val files =
-      try FileListing.of(df).sortBy(_.getPath.toString)
+      try FileListing.of(df).sortBy(_.getPath.toString)(Manifest.PathOrder)
       catch {
         case e: IllegalArgumentException => fail(s"but this DataFrame is not one read from files (${e.getMessage})")
       }

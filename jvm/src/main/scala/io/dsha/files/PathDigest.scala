@@ -65,7 +65,7 @@ object PathDigest {
     val base = if (isDir) root else root.getParent
     val listed = FileListing.of(df).map(st =>
       FileListing.relative(base, st.getPath).getOrElse(fail(s"file ${st.getPath} is not below $base")) -> st
-    ).sortBy(_._1)
+    ).sortBy(_._1)(Manifest.PathOrder)
     val warnings = Seq.newBuilder[String]
 
     val stateFile = statePath.map { p =>
@@ -125,7 +125,7 @@ object PathDigest {
         base.toString,
         canonical.text,
         canonical.digest,
-        entries.sortBy(_.path).toIndexedSeq
+        entries.sortBy(_.path)(Manifest.PathOrder).toIndexedSeq
       )
       if (updateManifest && isDir) Manifest.write(fs, Manifest.beside(root), manifest)
       stateFile.foreach(at => Manifest.write(at.getFileSystem(hadoopConf), at, manifest))

@@ -1,0 +1,128 @@
+"""dsha digests of Arrow data in pure Python (numpy + pyarrow): no Spark, no Java.
+
+>>> import dsha.arrow
+>>> dsha.arrow.fingerprint(table)            # pyarrow Table/RecordBatch/Reader/Dataset, pandas, polars
+>>> dsha.arrow.fingerprint("data/", format="parquet")   # a file or a directory of files, streamed
+>>> dsha.arrow.state(table, columns=["id", "name"])      # SPEC.md §11 state bytes, mergeable with dsha.merge
+
+The digests are byte-identical to Spark's ``dsha``/``dsha_fingerprint``/``dsha_state``/``logical_hash`` (SPEC.md)
+for the canonical types in ``TYPES.md``: the type Spark gives the same data when it reads the Parquet file pyarrow
+writes from it.
+
+Inputs: a pyarrow ``Table``, ``RecordBatch``, ``RecordBatchReader`` or ``pyarrow.dataset.Dataset``; a pandas
+DataFrame (its index is not a column: ``Table.from_pandas(df, preserve_index=False)``); a polars DataFrame, or
+LazyFrame (streamed with ``collect_batches`` where polars has it); any object with ``__arrow_c_stream__``; or a path
+(``str``/``os.PathLike``) to a file or directory. Everything is read in batches of ``batch_size`` rows (default
+65536): dsha's own working memory is bounded by the batch size, not the input size (the file readers' buffers
+are pyarrow's, e.g. a Parquet row group).
+
+Paths: the format comes from ``format=`` (parquet, orc, csv, json, ipc/arrow/feather) or else from the file
+extension (for a directory, from its first data file). In a directory, files and directories whose names start with
+``_`` or ``.`` are ignored, as Spark does. Hive-style partition directories (``k=v``) are *not* turned into columns
+unless ``partitioning="hive"`` is passed (Spark would add them as columns: pass ``partitioning="hive"`` to match a
+Spark digest of a partitioned table; note that the partition column types are then inferred by pyarrow, which may
+differ from Spark's inference).
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Optional, Sequence, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+from dsha.fingerprint import Fingerprint
+from dsha.states import DigestState
+from dsha.arrow._encode import encode_columns, hash_rows
+from dsha.arrow._murmur import digests_to_bytes, prefix_state, sum128
+from dsha.arrow._sources import DEFAULT_BATCH_SIZE, column_names, to_batches
+from dsha.arrow._types import UnsupportedTypeError, schema_string
+
+ALGORITHM = "dsha-v1"
+
+
+def canonical_schema(arrow_schema: pa.Schema, columns: Optional[Sequence[str]] = None) -> str:
+    """The canonical schema (SPEC.md §2) of the given columns (default: all) of an Arrow schema (or of anything
+    with an Arrow ``.schema``, such as a Table, RecordBatch, RecordBatchReader or Dataset)."""
+    if not isinstance(arrow_schema, pa.Schema) and isinstance(getattr(arrow_schema, "schema", None), pa.Schema):
+        arrow_schema = arrow_schema.schema
+    if columns is not None:
+        if isinstance(columns, str):
+            columns = [columns]
+        from dsha.arrow._sources import _select
+        cols = _select(arrow_schema, columns)
+        arrow_schema = pa.schema([arrow_schema.field(c) for c in cols])
+    return schema_string(arrow_schema)
+
+
+class _Hasher:
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.text = schema_string(schema)
+        self.schema_digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).digest()
+        self.h0 = prefix_state(self.schema_digest)
+        self._checked = {self._key(schema)}
+
+    @staticmethod
+    def _key(schema: pa.Schema):
+        return tuple(schema.names), tuple(str(t) for t in schema.types)  # (pa.Schema with metadata is unhashable)
+
+    def _check(self, batch_schema: pa.Schema) -> None:
+        # a batch whose Arrow types differ from the declared schema (e.g. dictionary-encoded in one file) must still
+        # have the same canonical schema, or its rows would be hashed under another type
+        key = self._key(batch_schema)
+        if key not in self._checked:
+            text = schema_string(batch_schema)
+            if text != self.text:
+                raise ValueError(f"a batch of the input has the canonical schema {text}, not {self.text} "
+                                 f"as the input's schema says")
+            self._checked.add(key)
+
+    def row_hashes(self, batch: pa.RecordBatch) -> Tuple[np.ndarray, np.ndarray]:
+        n = batch.num_rows
+        if n == 0:
+            return np.zeros(0, np.uint64), np.zeros(0, np.uint64)
+        self._check(batch.schema)
+        encs = encode_columns([batch.column(i) for i in range(batch.num_columns)], batch.schema.names)
+        return hash_rows(encs, n, self.h0, 32)
+
+
+def _state(obj: Any, columns, format, batch_size, partitioning) -> DigestState:
+    schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
+    h = _Hasher(schema)
+    rows, total = 0, 0
+    for b in batches:
+        h1, h2 = h.row_hashes(b)
+        rows += len(h1)
+        total = (total + sum128(h1, h2)) % (1 << 128)
+    return DigestState(ALGORITHM, h.text, h.schema_digest, rows, total)
+
+
+def state(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
+          batch_size: Optional[int] = None, partitioning: Optional[str] = None) -> bytes:
+    """The digest state (SPEC.md §11) of ``obj``'s rows over the given columns (default all)."""
+    return _state(obj, columns, format, batch_size, partitioning).to_bytes()
+
+
+def fingerprint(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
+                batch_size: Optional[int] = None, partitioning: Optional[str] = None) -> Fingerprint:
+    """The fingerprint (SPEC.md §6): the same fields and values as Spark's ``dsha_fingerprint``."""
+    return Fingerprint.from_state(state(obj, columns, format=format, batch_size=batch_size,
+                                        partitioning=partitioning))
+
+
+def logical_hash(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
+                 batch_size: Optional[int] = None, partitioning: Optional[str] = None) -> pa.Array:
+    """Per-row digests (SPEC.md §4.2) as a fixed_size_binary(16) array, in row order (in-memory inputs)."""
+    schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
+    h = _Hasher(schema)
+    parts = []
+    for b in batches:
+        h1, h2 = h.row_hashes(b)
+        parts.append(digests_to_bytes(h1, h2).reshape(-1))
+    data = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), len(data) // 16, [None, pa.py_buffer(data.tobytes())])
+
+
+__all__ = ["fingerprint", "state", "logical_hash", "canonical_schema", "column_names", "UnsupportedTypeError",
+           "DEFAULT_BATCH_SIZE"]

@@ -1,0 +1,253 @@
+"""Vectorised MurmurHash3_x64_128 (SPEC.md §4.1) over many byte strings at once, in numpy uint64 arithmetic.
+
+Strings are laid out in a *padded* buffer: each starts at a multiple of 16 bytes and is followed by zero bytes up to
+``(len // 16 + 1) * 16``. Every string then has ``len // 16`` full blocks and one zero-padded tail block, which is
+processed unconditionally: zero tail words are a no-op in MurmurHash3's tail step, so only the finalisation needs
+the true length. A common prefix (the 32-byte schema digest, two blocks) is hashed once and the state continued.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+import numpy as np
+
+_U64 = np.uint64
+C1 = _U64(0x87C37B91114253D5)
+C2 = _U64(0x4CF5AD432745937F)
+_F1 = _U64(0xFF51AFD7ED558CCD)
+_F2 = _U64(0xC4CEB9FE1A85EC53)
+_M5 = _U64(5)
+_N1 = _U64(0x52DCE729)
+_N2 = _U64(0x38495AB5)
+_S33 = _U64(33)
+_MASK64 = (1 << 64) - 1
+
+
+def _rotl(x: np.ndarray, r: int) -> np.ndarray:
+    return (x << _U64(r)) | (x >> _U64(64 - r))
+
+
+def _mix_k1(k1: np.ndarray) -> np.ndarray:
+    k1 = k1 * C1
+    k1 = _rotl(k1, 31)
+    return k1 * C2
+
+
+def _mix_k2(k2: np.ndarray) -> np.ndarray:
+    k2 = k2 * C2
+    k2 = _rotl(k2, 33)
+    return k2 * C1
+
+
+def _block(h1, h2, k1, k2):
+    h1 = h1 ^ _mix_k1(k1)
+    h1 = _rotl(h1, 27)
+    h1 = h1 + h2
+    h1 = h1 * _M5 + _N1
+    h2 = h2 ^ _mix_k2(k2)
+    h2 = _rotl(h2, 31)
+    h2 = h2 + h1
+    h2 = h2 * _M5 + _N2
+    return h1, h2
+
+
+def _tail(h1, h2, k1, k2):
+    # k2/k1 hold the zero-padded tail bytes; zero words leave h unchanged, as in the reference tail step.
+    h2 = h2 ^ _mix_k2(k2)
+    h1 = h1 ^ _mix_k1(k1)
+    return h1, h2
+
+
+def _fmix(k: np.ndarray) -> np.ndarray:
+    k = k ^ (k >> _S33)
+    k = k * _F1
+    k = k ^ (k >> _S33)
+    k = k * _F2
+    return k ^ (k >> _S33)
+
+
+def _final(h1, h2, total_len: np.ndarray):
+    ln = total_len.astype(np.uint64)
+    h1 = h1 ^ ln
+    h2 = h2 ^ ln
+    h1 = h1 + h2
+    h2 = h2 + h1
+    h1 = _fmix(h1)
+    h2 = _fmix(h2)
+    h1 = h1 + h2
+    h2 = h2 + h1
+    return h1, h2
+
+
+def prefix_state(prefix: bytes) -> Tuple[int, int]:
+    """(h1, h2) after the full 16-byte blocks of ``prefix`` (whose length must be a multiple of 16), seed 0."""
+    if len(prefix) % 16:
+        raise ValueError("the prefix must be a whole number of 16-byte blocks")
+    words = np.frombuffer(prefix, dtype="<u8").astype(np.uint64)
+    h1 = np.zeros(1, np.uint64)
+    h2 = np.zeros(1, np.uint64)
+    for j in range(len(words) // 2):
+        h1, h2 = _block(h1, h2, words[2 * j:2 * j + 1], words[2 * j + 1:2 * j + 2])
+    return int(h1[0]), int(h2[0])
+
+
+def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+    """Hashes the rows of ``mat``, an (n, P) uint8 matrix whose rows are byte strings of ``length`` bytes padded with
+    zeros to P = (length // 16 + 1) * 16, continuing from state ``h0`` after ``extra_len`` prefix bytes.
+    Returns (h1, h2) uint64 arrays."""
+    n = mat.shape[0]
+    words = np.ascontiguousarray(mat).view("<u8").astype(np.uint64, copy=False)
+    h1 = np.full(n, h0[0], dtype=np.uint64)
+    h2 = np.full(n, h0[1], dtype=np.uint64)
+    nb = length // 16
+    for j in range(nb):
+        h1, h2 = _block(h1, h2, words[:, 2 * j], words[:, 2 * j + 1])
+    h1, h2 = _tail(h1, h2, words[:, 2 * nb], words[:, 2 * nb + 1])
+    return _final(h1, h2, np.full(n, length + extra_len, dtype=np.uint64))
+
+
+def padded_layout(lengths: np.ndarray):
+    """Start offsets (in bytes, multiples of 16) of strings of ``lengths`` in a padded buffer, and its total size."""
+    padded = (lengths // 16 + 1) * 16
+    starts = np.zeros(len(lengths), dtype=np.int64)
+    if len(lengths) > 1:
+        np.cumsum(padded[:-1], out=starts[1:])
+    total = int(padded.sum()) if len(lengths) else 0
+    return starts, total
+
+
+def hash_padded(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, h0: Tuple[int, int] = (0, 0),
+                extra_len: int = 0):
+    """Hashes strings laid out in the padded buffer ``buf`` (uint8, size a multiple of 16) at ``starts`` with
+    ``lengths``, continuing from state ``h0`` after ``extra_len`` prefix bytes. Returns (h1, h2) uint64 arrays in the
+    order of ``starts``."""
+    n = len(lengths)
+    words = buf.view("<u8").astype(np.uint64, copy=False)
+    nblocks = (lengths // 16).astype(np.int64)
+    order = np.argsort(-nblocks, kind="stable")
+    base = (starts[order] // 8).astype(np.int64)
+    nb_sorted = nblocks[order]
+    h1 = np.full(n, h0[0], dtype=np.uint64)
+    h2 = np.full(n, h0[1], dtype=np.uint64)
+    maxb = int(nb_sorted[0]) if n else 0
+    if maxb:
+        # active[j] = number of strings with more than j full blocks (a prefix of the sorted order)
+        counts = np.searchsorted(-nb_sorted, -(np.arange(maxb) + 1), side="right")
+        for j in range(maxb):
+            c = int(counts[j])
+            a, b = h1[:c], h2[:c]
+            w = base[:c] + 2 * j
+            a, b = _block(a, b, words[w], words[w + 1])
+            h1[:c], h2[:c] = a, b
+    t = base + 2 * nb_sorted
+    h1, h2 = _tail(h1, h2, words[t], words[t + 1])
+    h1, h2 = _final(h1, h2, lengths[order].astype(np.uint64) + _U64(extra_len))
+    out1 = np.empty(n, np.uint64)
+    out2 = np.empty(n, np.uint64)
+    out1[order] = h1
+    out2[order] = h2
+    return out1, out2
+
+
+def hash_many(data: bytes | np.ndarray, offsets: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+    """Hashes the byte strings ``data[offsets[i]:offsets[i+1]]`` (a flat buffer and n+1 offsets)."""
+    src = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
+    offsets = np.asarray(offsets, dtype=np.int64)
+    lengths = np.diff(offsets)
+    starts, total = padded_layout(lengths)
+    buf = np.zeros(total, dtype=np.uint8)
+    scatter_segments(buf, starts, src, offsets[:-1], lengths)
+    return hash_padded(buf, starts, lengths, h0, extra_len)
+
+
+# Bytes moved per vectorised step of scatter_segments: its int64 index arrays take 8 bytes per byte moved, so the
+# work is split into steps of at most this many bytes to keep memory bounded (a longer single segment is one copy).
+SCATTER_STEP = 1 << 22
+
+
+def scatter_segments(dst: np.ndarray, dst_starts: np.ndarray, src: np.ndarray, src_starts: np.ndarray,
+                     lengths: np.ndarray) -> None:
+    """dst[dst_starts[i] + k] = src[src_starts[i] + k] for k < lengths[i], for all i, without a Python loop over the
+    segments (but in steps of about SCATTER_STEP bytes)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    n = len(lengths)
+    if n == 0:
+        return
+    dst_starts = np.asarray(dst_starts, np.int64)
+    src_starts = np.asarray(src_starts, np.int64)
+    ends = np.cumsum(lengths)
+    total = int(ends[-1])
+    if total <= SCATTER_STEP:
+        _scatter(dst, dst_starts, src, src_starts, lengths, ends - lengths, total)
+        return
+    i0 = 0
+    while i0 < n:
+        before = int(ends[i0] - lengths[i0])
+        i1 = int(np.searchsorted(ends, before + SCATTER_STEP, side="right"))
+        if i1 <= i0:  # one segment longer than a step: a plain copy
+            d, s_, ln = int(dst_starts[i0]), int(src_starts[i0]), int(lengths[i0])
+            dst[d:d + ln] = src[s_:s_ + ln]
+            i1 = i0 + 1
+        else:
+            ln = lengths[i0:i1]
+            _scatter(dst, dst_starts[i0:i1], src, src_starts[i0:i1], ln, ends[i0:i1] - ln - before,
+                     int(ends[i1 - 1]) - before)
+        i0 = i1
+
+
+def _scatter(dst, dst_starts, src, src_starts, lengths, seg_begin, total) -> None:
+    if total == 0:
+        return
+    # int32 indices where they fit: half the memory and bandwidth of int64
+    it = np.int32 if max(dst.size, src.size) < (1 << 31) else np.int64
+    s0 = int(src_starts[0])
+    if len(lengths) == 1 or np.array_equal(src_starts[1:] - s0, seg_begin[1:]):
+        # the segments are contiguous in src (the common case): read src as one slice
+        idx = np.repeat((dst_starts - seg_begin).astype(it), lengths)
+        idx += np.arange(total, dtype=it)
+        dst[idx] = src[s0:s0 + total]
+        return
+    within = np.arange(total, dtype=it)
+    within -= np.repeat(seg_begin.astype(it), lengths)
+    dst[np.repeat(dst_starts.astype(it), lengths) + within] = src[np.repeat(src_starts.astype(it), lengths) + within]
+
+
+def digests_to_bytes(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
+    """(n, 16) uint8: h1 little-endian then h2 little-endian (SPEC.md §4.1)."""
+    out = np.empty((len(h1), 2), dtype="<u8")
+    out[:, 0] = h1
+    out[:, 1] = h2
+    return out.view(np.uint8).reshape(len(h1), 16)
+
+
+def _limbs(h1: np.ndarray, h2: np.ndarray):
+    m = _U64(0xFFFFFFFF)
+    s = _U64(32)
+    return h1 & m, h1 >> s, h2 & m, h2 >> s
+
+
+def sum128(h1: np.ndarray, h2: np.ndarray) -> int:
+    """Σ (h1 + 2^64·h2) mod 2^128, as a Python int."""
+    total = 0
+    step = 1 << 30  # keep every limb sum below 2^64
+    for i in range(0, len(h1), step):
+        l0, l1, l2, l3 = _limbs(h1[i:i + step], h2[i:i + step])
+        total += (int(l0.sum()) + (int(l1.sum()) << 32) + (int(l2.sum()) << 64) + (int(l3.sum()) << 96))
+    return total % (1 << 128)
+
+
+def segmented_sum128(h1: np.ndarray, h2: np.ndarray, seg_starts: np.ndarray, seg_ends: np.ndarray):
+    """Per segment [seg_starts[i], seg_ends[i]) of the digests, Σ mod 2^128 as (lo, hi) uint64 arrays."""
+    m = _U64(0xFFFFFFFF)
+    s = _U64(32)
+    out = []
+    carry = np.zeros(len(seg_starts), dtype=np.uint64)
+    for limb in _limbs(h1, h2):
+        cs = np.zeros(len(limb) + 1, dtype=np.uint64)
+        np.cumsum(limb, out=cs[1:])
+        v = cs[seg_ends] - cs[seg_starts] + carry
+        out.append(v & m)
+        carry = v >> s
+    lo = out[0] | (out[1] << s)
+    hi = out[2] | (out[3] << s)
+    return lo, hi

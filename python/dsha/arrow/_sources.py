@@ -1,0 +1,217 @@
+"""Inputs -> (Arrow schema, iterator of RecordBatches), streaming with memory bounded by the batch size."""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator, Optional, Sequence, Tuple
+
+import pyarrow as pa
+
+DEFAULT_BATCH_SIZE = 64 * 1024
+
+_EXTENSIONS = {
+    ".parquet": "parquet", ".parq": "parquet", ".pq": "parquet",
+    ".orc": "orc",
+    ".csv": "csv",
+    ".json": "json", ".jsonl": "json", ".ndjson": "json",
+    ".arrow": "ipc", ".feather": "ipc", ".ipc": "ipc", ".arrows": "ipc",
+}
+_FORMATS = {"parquet": "parquet", "orc": "orc", "csv": "csv", "json": "json", "ndjson": "json",
+            "ipc": "ipc", "arrow": "ipc", "feather": "ipc"}
+_IGNORE = ("_", ".")
+
+
+def _format_of_path(path: str) -> str:
+    base = path.lower()
+    for suffix in (".gz", ".bz2", ".zst", ".lz4"):
+        if base.endswith(suffix):
+            base = base[: -len(suffix)]
+    ext = os.path.splitext(base)[1]
+    if ext not in _EXTENSIONS:
+        raise ValueError(f"cannot tell the file format of {path!r} from its extension; pass format= "
+                         f"(one of {sorted(set(_FORMATS))})")
+    return _EXTENSIONS[ext]
+
+
+def _format_of_directory(path: str) -> str:
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(_IGNORE))
+        for f in sorted(files):
+            if not f.startswith(_IGNORE):
+                return _format_of_path(os.path.join(root, f))
+    raise ValueError(f"the directory {path!r} holds no data files (names starting with '_' or '.' are ignored); "
+                     f"pass format= to read it as an empty table of a known format")
+
+
+def _dataset_format(fmt: str):
+    import pyarrow.dataset as ds
+    fmt = _FORMATS.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
+    if not isinstance(fmt, str):
+        return fmt  # a pyarrow.dataset.FileFormat
+    if fmt == "json" and not hasattr(ds, "JsonFileFormat"):
+        raise ValueError("this pyarrow has no JSON dataset reader (pyarrow >= 14 needed)")
+    if fmt not in ("parquet", "orc", "csv", "json", "ipc"):
+        raise ValueError(f"unknown format {fmt!r}; one of parquet, orc, csv, json, ipc (arrow/feather)")
+    if fmt == "parquet":
+        # INT96 timestamps (Spark's default for TIMESTAMP) as microseconds: nanoseconds overflow outside 1677-2262
+        return ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(coerce_int96_timestamp_unit="us"))
+    if fmt == "csv":
+        # As Spark reads CSV: an empty unquoted field is null (for strings too), a quoted "" is the empty string.
+        import pyarrow.csv as pcsv
+        return ds.CsvFileFormat(convert_options=pcsv.ConvertOptions(strings_can_be_null=True,
+                                                                    quoted_strings_can_be_null=False))
+    return fmt
+
+
+def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None):
+    import pyarrow.dataset as ds
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(p)
+    if format is None:
+        format = _format_of_directory(p) if os.path.isdir(p) else _format_of_path(p)
+    fmt = _dataset_format(format)
+    dataset = ds.dataset(p, format=fmt, partitioning=partitioning, ignore_prefixes=list(_IGNORE))
+    if isinstance(fmt, ds.ParquetFileFormat) and dataset.files:
+        import pyarrow.parquet as pq
+
+        schema = _int96_as_instants(dataset.schema, pq.ParquetFile(dataset.files[0]).schema)
+        if schema is not dataset.schema:
+            dataset = ds.dataset(p, format=fmt, partitioning=partitioning, ignore_prefixes=list(_IGNORE),
+                                 schema=schema)
+    return dataset
+
+
+def _int96_as_instants(schema: pa.Schema, parquet_schema: Any) -> pa.Schema:
+    """The Arrow schema with every timestamp stored as Parquet INT96 made a UTC instant (``timestamp[us, UTC]``):
+    Spark reads INT96 as TIMESTAMP (an instant), never TIMESTAMP_NTZ; Arrow reads it without a time zone. Parquet's
+    leaf columns are the Arrow schema's leaves in depth-first order. Returns ``schema`` itself when nothing is INT96
+    (or, defensively, when the leaves do not line up)."""
+    kinds = [parquet_schema.column(i).physical_type for i in range(len(parquet_schema))]
+    if "INT96" not in kinds:
+        return schema
+    leaves = iter(kinds)
+
+    def fix(t: pa.DataType) -> pa.DataType:
+        if pa.types.is_struct(t):
+            return pa.struct([t.field(i).with_type(fix(t.field(i).type)) for i in range(t.num_fields)])
+        if pa.types.is_map(t):
+            return pa.map_(t.key_field.with_type(fix(t.key_type)), t.item_field.with_type(fix(t.item_type)))
+        if pa.types.is_list(t):
+            return pa.list_(t.value_field.with_type(fix(t.value_type)))
+        if pa.types.is_large_list(t):
+            return pa.large_list(t.value_field.with_type(fix(t.value_type)))
+        kind = next(leaves, None)
+        return pa.timestamp("us", tz="UTC") if kind == "INT96" and pa.types.is_timestamp(t) else t
+
+    fixed = pa.schema([f.with_type(fix(f.type)) for f in schema], metadata=schema.metadata)
+    return fixed if next(leaves, None) is None else schema
+
+
+def column_names(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> list:
+    """The top-level column names of the files at ``path``, read from their metadata (no rows are read)."""
+    return list(open_dataset(path, format=format, partitioning=partitioning).schema.names)
+
+
+def _rebatch(batches, batch_size: int) -> Iterator[pa.RecordBatch]:
+    for b in batches:
+        if b.num_rows <= batch_size:
+            yield b
+        else:
+            for i in range(0, b.num_rows, batch_size):
+                yield b.slice(i, batch_size)
+
+
+def _polars_lazy(lf: Any, batch_size: int):
+    """A polars LazyFrame: streamed with ``collect_batches`` where polars has it, else collected."""
+    if not hasattr(lf, "collect_batches"):
+        return lf.collect().to_arrow()
+    frames = iter(lf.collect_batches(chunk_size=batch_size))
+    first = next(frames, None)
+    if first is None:
+        return lf.collect().to_arrow()
+    head = first.to_arrow()
+
+    def batches():
+        yield from head.to_batches()
+        for f in frames:
+            yield from f.to_arrow().to_batches()
+    return pa.RecordBatchReader.from_batches(head.schema, batches())
+
+
+def _module(obj: Any) -> str:
+    return type(obj).__module__ or ""
+
+
+def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Optional[str] = None,
+               batch_size: Optional[int] = None, partitioning: Optional[str] = None
+               ) -> Tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    """(schema of the selected columns, iterator of RecordBatches of those columns)."""
+    bs = int(batch_size or DEFAULT_BATCH_SIZE)
+    if bs <= 0:
+        raise ValueError("batch_size must be positive")
+    if isinstance(obj, (str, os.PathLike)):
+        obj = open_dataset(obj, format=format, partitioning=partitioning)
+    mod = _module(obj)
+    if mod.startswith("pandas"):
+        obj = pa.Table.from_pandas(obj, preserve_index=False)
+    elif mod.startswith("polars"):
+        if type(obj).__name__ == "LazyFrame":
+            obj = _polars_lazy(obj, bs)
+        else:
+            obj = obj.to_arrow()
+
+    try:
+        import pyarrow.dataset as ds
+        is_dataset = isinstance(obj, ds.Dataset)
+    except ImportError:  # pragma: no cover
+        is_dataset = False
+
+    if is_dataset:
+        schema = obj.schema
+        cols = _select(schema, columns)
+        # a small read-ahead keeps memory to a few batches (pyarrow's default reads ahead 16 batches of 4 files)
+        kw = dict(batch_size=bs, batch_readahead=2, fragment_readahead=1)
+        if columns is None:
+            return schema, _rebatch(obj.to_batches(**kw), bs)
+        return pa.schema([schema.field(c) for c in cols]), _rebatch(obj.to_batches(columns=cols, **kw), bs)
+    if isinstance(obj, pa.RecordBatch):
+        obj = pa.Table.from_batches([obj])
+    if isinstance(obj, pa.Table):
+        cols = _select(obj.schema, columns)
+        t = obj if columns is None else obj.select(cols)
+        return t.schema, _rebatch(t.to_batches(max_chunksize=bs), bs)
+    if isinstance(obj, pa.RecordBatchReader):
+        schema = obj.schema
+        if columns is None:
+            return schema, _rebatch(obj, bs)
+        cols = _select(schema, columns)
+        idx = [schema.get_field_index(c) for c in cols]
+        sel = pa.schema([schema.field(i) for i in idx])
+
+        def gen():
+            for b in obj:
+                yield pa.RecordBatch.from_arrays([b.column(i) for i in idx], schema=sel)
+        return sel, _rebatch(gen(), bs)
+    if hasattr(obj, "__arrow_c_stream__") and hasattr(pa.RecordBatchReader, "from_stream"):
+        return to_batches(pa.RecordBatchReader.from_stream(obj), columns, batch_size=bs)
+    raise TypeError(f"dsha.arrow cannot read a {type(obj).__module__}.{type(obj).__name__}: pass a pyarrow Table, "
+                    f"RecordBatch, RecordBatchReader or Dataset, a pandas or polars DataFrame, or a path to "
+                    f"Parquet/ORC/CSV/JSON/Arrow IPC files")
+
+
+def _select(schema: pa.Schema, columns: Optional[Sequence[str]]):
+    names = list(schema.names)
+    if columns is None:
+        return names
+    if isinstance(columns, str):
+        columns = [columns]
+    out = []
+    for c in columns:
+        if not isinstance(c, str):
+            raise TypeError(f"columns are names (str), not {type(c).__name__}")
+        if names.count(c) == 0:
+            raise ValueError(f"unknown column {c!r}; the input has columns {names}")
+        if c in out:
+            raise ValueError(f"the same column twice: {c!r}")
+        out.append(c)
+    return out

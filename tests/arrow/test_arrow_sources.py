@@ -1,0 +1,137 @@
+"""Files, directories, pandas and polars give the fingerprint of the same in-memory Arrow table."""
+
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.dataset as ds
+import pyarrow.feather as feather
+import pyarrow.parquet as pq
+import pytest
+
+import dsha.arrow as da
+
+N = 50
+
+
+def _table(offset=0):
+    return pa.table({
+        "id": pa.array(range(offset, offset + N), pa.int64()),
+        "name": pa.array([None if i % 7 == 0 else f"n{i}é" for i in range(offset, offset + N)]),
+        "x": pa.array([i / 4 for i in range(offset, offset + N)], pa.float64()),
+    })
+
+
+def _write(fmt, table, path):
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=13)
+    elif fmt == "orc":
+        import pyarrow.orc as orc
+        orc.write_table(table, path)
+    elif fmt == "csv":
+        pcsv.write_csv(table, path)
+    elif fmt == "json":
+        import json
+        with open(path, "w", encoding="utf-8") as f:
+            for r in table.to_pylist():
+                f.write(json.dumps(r) + "\n")
+    elif fmt == "ipc":
+        feather.write_feather(table, path, chunksize=11)
+
+
+EXT = {"parquet": "parquet", "orc": "orc", "csv": "csv", "json": "json", "ipc": "arrow"}
+
+
+@pytest.mark.parametrize("fmt", sorted(EXT))
+def test_file_and_directory(fmt, tmp_path):
+    if fmt == "orc":
+        pytest.importorskip("pyarrow.orc")
+    if fmt == "json" and not hasattr(ds, "JsonFileFormat"):
+        pytest.skip("no JSON dataset reader in this pyarrow")
+    t = _table()
+    want = da.fingerprint(t)
+    f = tmp_path / f"one.{EXT[fmt]}"
+    _write(fmt, t, str(f))
+    assert da.fingerprint(str(f)) == want
+    assert da.fingerprint(f, batch_size=7) == want
+    assert da.fingerprint(f, columns=["name"]) == da.fingerprint(t, columns=["name"])
+    # a file without a known extension needs format=
+    g = tmp_path / "noext"
+    _write(fmt, t, str(g))
+    with pytest.raises(ValueError, match="format="):
+        da.fingerprint(str(g))
+    assert da.fingerprint(str(g), format=fmt) == want
+    # a directory of two files, with files that Spark ignores
+    d = tmp_path / "dir"
+    (d / "sub").mkdir(parents=True)
+    _write(fmt, t.slice(0, 20), str(d / f"part-0.{EXT[fmt]}"))
+    _write(fmt, t.slice(20), str(d / "sub" / f"part-1.{EXT[fmt]}"))
+    _write(fmt, _table(1000), str(d / f".hidden.{EXT[fmt]}"))
+    _write(fmt, _table(2000), str(d / f"_temporary.{EXT[fmt]}"))
+    (d / "_SUCCESS").write_bytes(b"")
+    (d / "_delta_log").mkdir()
+    (d / "_delta_log" / "00.json").write_text("{}")
+    assert da.fingerprint(str(d)) == want
+    assert da.fingerprint(d, batch_size=7) == want
+    assert da.state(d) == da.state(t)
+
+
+def test_hive_partitions_are_not_columns_unless_asked(tmp_path):
+    t = _table()
+    for k in (1, 2):
+        (tmp_path / f"k={k}").mkdir()
+        pq.write_table(t.slice((k - 1) * 25, 25), str(tmp_path / f"k={k}" / "p.parquet"))
+    assert da.fingerprint(tmp_path) == da.fingerprint(t)
+    with_k = t.append_column("k", pa.array([1] * 25 + [2] * 25, pa.int32()))
+    assert da.fingerprint(tmp_path, partitioning="hive") == da.fingerprint(with_k)
+
+
+def test_dataset_reader_batch(tmp_path):
+    t = _table()
+    want = da.fingerprint(t)
+    pq.write_table(t, str(tmp_path / "a.parquet"))
+    assert da.fingerprint(ds.dataset(str(tmp_path / "a.parquet"))) == want
+    assert da.fingerprint(t.to_batches()[0]) == want
+    assert da.fingerprint(t.to_reader(max_chunksize=9)) == want
+    assert da.fingerprint(t.to_reader(max_chunksize=9), columns=["x", "id"]) == \
+        da.fingerprint(t, columns=["id", "x"])
+    assert da.fingerprint(t, batch_size=7) == want
+
+
+def test_pandas():
+    pd = pytest.importorskip("pandas")
+    t = _table()
+    df = t.to_pandas()
+    assert da.fingerprint(df) == da.fingerprint(t)
+    df2 = df.set_index("id")  # the index is not a column
+    assert da.fingerprint(df2).schema == 'struct<"name":string,"x":double>'
+
+
+def test_polars():
+    pl = pytest.importorskip("polars")
+    t = _table()
+    df = pl.from_arrow(t)
+    want = da.fingerprint(t)
+    assert da.fingerprint(df) == want
+    assert da.fingerprint(df.lazy()) == want
+    assert da.fingerprint(df.lazy(), columns=["id"]) == da.fingerprint(t, columns=["id"])
+    assert da.fingerprint(df.lazy(), batch_size=7) == want
+    assert da.fingerprint(df.lazy().filter(pl.col("id") < 0)) == da.fingerprint(t.slice(0, 0))
+
+
+def test_unknown_input():
+    with pytest.raises(TypeError, match="cannot read"):
+        da.fingerprint(object())
+    with pytest.raises(FileNotFoundError):
+        da.fingerprint("/nonexistent/path.parquet")
+
+
+def test_logical_hash_order_and_state_merge():
+    from dsha.states import merge
+    from dsha.fingerprint import Fingerprint
+    t = _table()
+    h = da.logical_hash(t)
+    assert h.type == pa.binary(16) and len(h) == N
+    assert h.slice(10).equals(da.logical_hash(t.slice(10)))
+    merged = merge([da.state(t.slice(0, 20)), da.state(t.slice(20))])
+    assert Fingerprint.from_state(merged) == da.fingerprint(t)
+    empty = da.fingerprint(t.slice(0, 0))
+    assert empty.rows == 0 and empty.content_sum == "0" * 32
