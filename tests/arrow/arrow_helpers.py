@@ -1,4 +1,4 @@
-"""Test helpers: SPEC.md §10 JSON rows + canonical schema -> Arrow arrays of the matching Arrow type (TYPES.md),
+"""Test helpers: SPEC.md §10 JSON rows + canonical schema -> Arrow arrays of the matching Arrow type (SPEC.md Appendix A),
 and random schemas/rows for property tests. Uses the reference implementation only as an oracle."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ VECTORS = os.path.join(ROOT, "tests", "golden", "vectors.json")
 
 
 class NotCarryable(Exception):
-    """A canonical type that no Arrow type maps to (TYPES.md)."""
+    """A canonical type that no Arrow type maps to (SPEC.md Appendix A)."""
 
 
 _SIMPLE = {

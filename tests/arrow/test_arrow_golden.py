@@ -17,7 +17,7 @@ def test_golden_vector(vec):
     try:
         t = _table(vec)
     except NotCarryable as e:
-        pytest.skip(f"Arrow cannot carry the canonical type {e} (see TYPES.md)")
+        pytest.skip(f"Arrow cannot carry the canonical type {e} (see SPEC.md Appendix A)")
     assert da.canonical_schema(t.schema) == vec["schema"]
     hashes = da.logical_hash(t)
     assert [bytes(h).hex() for h in hashes.to_pylist()] == vec["row_digests"]

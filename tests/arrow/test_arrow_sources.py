@@ -135,3 +135,29 @@ def test_logical_hash_order_and_state_merge():
     assert Fingerprint.from_state(merged) == da.fingerprint(t)
     empty = da.fingerprint(t.slice(0, 0))
     assert empty.rows == 0 and empty.content_sum == "0" * 32
+
+
+def test_parquet_int96_timestamps_are_instants(tmp_path):
+    """INT96 (Spark's default TIMESTAMP encoding) reads as `timestamp` (an instant), as Spark reads it, with years
+    outside the nanosecond range (1677-2262) intact — nested ones too."""
+    import datetime
+
+    utc = datetime.timezone.utc
+    values = [datetime.datetime(1, 1, 1, tzinfo=utc), datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=utc),
+              None, datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=utc)]
+    ts = pa.array(values, pa.timestamp("us", tz="UTC"))
+    table = pa.table({"t": ts, "s": pa.StructArray.from_arrays([ts, pa.array([1, 2, 3, 4])], ["x", "y"]),
+                      "n": pa.array([v.replace(tzinfo=None) if v else None for v in values], pa.timestamp("us"))})
+    path = tmp_path / "int96.parquet"
+    # pyarrow cannot write years beyond its nanosecond range as INT96: write the instants as INT96 within it, and
+    # check the far values through the INT64 file below
+    pq.write_table(table.slice(1, 2), path, use_deprecated_int96_timestamps=True)
+    physical = [pq.ParquetFile(path).schema.column(i).physical_type for i in range(4)]
+    assert physical == ["INT96", "INT96", "INT64", "INT96"]
+    assert da.canonical_schema(da._sources.open_dataset(path)) == \
+        'struct<"n":timestamp,"s":struct<"x":timestamp,"y":bigint>,"t":timestamp>'
+    # (n was written as INT96 too: pyarrow writes every timestamp so; Spark would read it as an instant as well)
+    expected = table.slice(1, 2).set_column(2, "n", pa.array([values[1], None], pa.timestamp("us", tz="UTC")))
+    assert da.fingerprint(path).digest == da.fingerprint(expected).digest
+    pq.write_table(table, tmp_path / "int64.parquet")
+    assert da.fingerprint(tmp_path / "int64.parquet").digest == da.fingerprint(table).digest

@@ -1,4 +1,4 @@
-"""Each Arrow type of TYPES.md: its canonical type, and a value hashed as the reference hashes that canonical value."""
+"""Each Arrow type of SPEC.md Appendix A: its canonical type, and a value hashed as the reference hashes that canonical value."""
 import decimal
 
 import numpy as np

@@ -6,7 +6,7 @@
 >>> dsha.arrow.state(table, columns=["id", "name"])      # SPEC.md §11 state bytes, mergeable with dsha.merge
 
 The digests are byte-identical to Spark's ``dsha``/``dsha_fingerprint``/``dsha_state``/``logical_hash`` (SPEC.md)
-for the canonical types in ``TYPES.md``: the type Spark gives the same data when it reads the Parquet file pyarrow
+for the Arrow types of SPEC.md Appendix A: the type Spark gives the same data when it reads the Parquet file pyarrow
 writes from it.
 
 Inputs: a pyarrow ``Table``, ``RecordBatch``, ``RecordBatchReader`` or ``pyarrow.dataset.Dataset``; a pandas

@@ -1,4 +1,4 @@
-"""Arrow type -> canonical type string (SPEC.md §2.3), per the mapping in TYPES.md."""
+"""Arrow type -> canonical type string (SPEC.md §2.3), per the mapping in SPEC.md Appendix A."""
 from __future__ import annotations
 
 from typing import List, Sequence
@@ -104,7 +104,7 @@ def canonical_type(t: pa.DataType, path: str) -> str:
         fields = [t.field(i) for i in range(t.num_fields)]
         return struct_type([f.name for f in fields], [f.type for f in fields], path)
     raise UnsupportedTypeError(f"column {path}: the Arrow type {t} is not supported by dsha-v1 "
-                               f"(see dsha/arrow/TYPES.md for the types it hashes)")
+                               f"(see SPEC.md Appendix A for the types it hashes)")
 
 
 def _child(path: str, name: str) -> str:
