@@ -26,6 +26,9 @@ differ from Spark's inference).
 from __future__ import annotations
 
 import hashlib
+import os
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
@@ -87,14 +90,30 @@ class _Hasher:
         return hash_rows(encs, n, self.h0, 32)
 
 
+def _threads() -> int:
+    """Batches hashed at once: numpy and Arrow release the GIL in their loops, so threads use the cores."""
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
 def _state(obj: Any, columns, format, batch_size, partitioning) -> DigestState:
     schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
     h = _Hasher(schema)
-    rows, total = 0, 0
-    for b in batches:
-        h1, h2 = h.row_hashes(b)
-        rows += len(h1)
-        total = (total + sum128(h1, h2)) % (1 << 128)
+
+    def count_and_sum(batch: pa.RecordBatch) -> Tuple[int, int]:
+        h1, h2 = h.row_hashes(batch)
+        return len(h1), sum128(h1, h2)
+
+    rows, total, threads = 0, 0, _threads()
+    with ThreadPoolExecutor(threads, thread_name_prefix="dsha-arrow") as pool:
+        pending: deque = deque()  # at most `threads` batches in flight: memory stays a few batches
+        for b in batches:
+            pending.append(pool.submit(count_and_sum, b))
+            while len(pending) > threads or (pending and pending[0].done()):
+                n, s = pending.popleft().result()
+                rows, total = rows + n, (total + s) % (1 << 128)
+        for f in pending:
+            n, s = f.result()
+            rows, total = rows + n, (total + s) % (1 << 128)
     return DigestState(ALGORITHM, h.text, h.schema_digest, rows, total)
 
 

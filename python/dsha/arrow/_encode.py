@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
 
-from dsha.arrow._murmur import hash_matrix, hash_padded, padded_layout, scatter_segments, segmented_sum128
+from dsha.arrow._murmur import hash_joined, hash_matrix, large_binary, scatter_segments, segmented_sum128
 from dsha.arrow._types import _EXTENSION_TYPE, UnsupportedTypeError, _is, canonical_order
 
 
@@ -146,16 +146,6 @@ def concat(encs: Sequence[Enc], n: int) -> Enc:
     return Enc(n, offsets=offsets, data=out)
 
 
-def concat_padded(encs: Sequence[Enc], n: int):
-    """Row-wise concatenation straight into the padded layout of _murmur: (buffer, row starts, row lengths)."""
-    lens = [e.lengths() for e in encs]
-    lengths = np.sum(lens, axis=0) if lens else np.zeros(n, dtype=np.int64)
-    starts, total = padded_layout(lengths)
-    out = np.zeros(total, dtype=np.uint8)
-    _concat_into(encs, lens, out, starts)
-    return out, starts, lengths
-
-
 def with_presence(inner: Enc, valid: Optional[np.ndarray]) -> Enc:
     """Slots: 0x01 || inner for present rows, 0x00 for nulls (inner ignored)."""
     n = inner.n
@@ -187,6 +177,76 @@ def with_presence(inner: Enc, valid: Optional[np.ndarray]) -> Enc:
     return Enc(n, offsets=offsets, data=out)
 
 
+def _pieces(e: Enc) -> List[pa.Array]:
+    """Arrow arrays whose row-wise concatenation is ``e``'s slots, mostly views of buffers that exist already
+    (a string column's bytes are not copied here: Arrow copies them once, into the row)."""
+    n = e.n
+    if e.fixed:
+        m = np.ascontiguousarray(e.mat)
+        return [large_binary(np.arange(n + 1, dtype=np.int64) * m.shape[1], m)]
+    if e.seg is not None and e._offsets is None:
+        valid, ln, src, st, prefix = e.seg
+        ends = st + ln
+        if n and np.array_equal(st[1:], ends[:-1]):  # the payloads lie back to back in src (a plain Arrow column)
+            head = np.empty((n, 5), dtype=np.uint8)
+            head[:, 0] = 1 if valid is None else valid
+            head[:, 1:] = prefix
+            if valid is None:
+                heads = large_binary(np.arange(n + 1, dtype=np.int64) * 5, head)
+            else:  # a null is the single byte 0x00
+                keep = np.ones((n, 5), dtype=bool)
+                keep[:, 1:] = valid[:, None]
+                heads = large_binary(_offsets_of(np.where(valid, 5, 1)), head[keep])
+            return [heads, large_binary(np.append(st, ends[-1]), src)]
+    return [large_binary(e.offsets, e.data)]
+
+
+def _row_pieces(encs: Sequence[Enc], n: int) -> List[pa.Array]:
+    """_pieces of every column, with the fixed-width slots that follow each other — and the 5-byte head (0x01, u32
+    length) of a string without nulls after them — written into one matrix: Arrow's row-wise join costs per piece."""
+    pieces: List[pa.Array] = []
+    run: list = []  # fixed Encs and head matrices, in row order
+
+    def flush() -> None:
+        if run:
+            m = np.empty((n, sum(x.width if isinstance(x, Enc) else x.shape[1] for x in run)), dtype=np.uint8)
+            at = 0
+            for x in run:
+                if isinstance(x, Enc):
+                    at = x.write_into(m, at)
+                else:
+                    m[:, at:at + x.shape[1]] = x
+                    at += x.shape[1]
+            pieces.append(large_binary(np.arange(n + 1, dtype=np.int64) * m.shape[1], m))
+            run.clear()
+
+    for e in encs:
+        if e.fixed:
+            run.append(e)
+            continue
+        if e.seg is not None and e._offsets is None and e.seg[0] is None:
+            _, ln, src, st, prefix = e.seg
+            ends = st + ln
+            if n and np.array_equal(st[1:], ends[:-1]):
+                head = np.empty((n, 5), dtype=np.uint8)
+                head[:, 0] = 1
+                head[:, 1:] = prefix
+                run.append(head)
+                flush()
+                pieces.append(large_binary(np.append(st, ends[-1]), src))
+                continue
+        flush()
+        pieces.extend(_pieces(e))
+    flush()
+    return pieces
+
+
+def hash_rows_joined(encs: Sequence[Enc], n: int, h0=(0, 0), extra_len: int = 0):
+    """hash_rows for rows of different lengths (strings, nulls, nested values): Arrow joins each row's slots."""
+    lengths = np.sum([e.lengths() for e in encs], axis=0) if encs else np.zeros(n, dtype=np.int64)
+    return hash_joined(_row_pieces(encs, n), lengths, h0, extra_len)
+
+
 def hash_rows(encs: Sequence[Enc], n: int, h0=(0, 0), extra_len: int = 0):
     """MurmurHash3_x64_128 of every row's concatenated bytes, continuing from state ``h0`` after ``extra_len``
     prefix bytes: (h1, h2) uint64 arrays."""
@@ -200,8 +260,7 @@ def hash_rows(encs: Sequence[Enc], n: int, h0=(0, 0), extra_len: int = 0):
         for e in encs:
             at = e.write_into(padded, at)
         return hash_matrix(padded, w, h0, extra_len)
-    buf, starts, lengths = concat_padded(encs, n)
-    return hash_padded(buf, starts, lengths, h0, extra_len)
+    return hash_rows_joined(encs, n, h0, extra_len)
 
 
 # ---------------------------------------------------------------------------------------------------------------

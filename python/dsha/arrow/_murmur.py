@@ -1,15 +1,17 @@
 """Vectorised MurmurHash3_x64_128 (SPEC.md §4.1) over many byte strings at once, in numpy uint64 arithmetic.
 
-Strings are laid out in a *padded* buffer: each starts at a multiple of 16 bytes and is followed by zero bytes up to
-``(len // 16 + 1) * 16``. Every string then has ``len // 16`` full blocks and one zero-padded tail block, which is
+Strings are laid out *padded* (``hash_joined``: Arrow joins each row with zero bytes, in C++): each starts at a
+multiple of 16 bytes and is followed by zero bytes up to ``(len // 16 + 1) * 16``. Every string then has ``len // 16`` full blocks and one zero-padded tail block, which is
 processed unconditionally: zero tail words are a no-op in MurmurHash3's tail step, so only the finalisation needs
 the true length. A common prefix (the 32-byte schema digest, two blocks) is hashed once and the state continued.
 """
 from __future__ import annotations
 
-from typing import Tuple
+from typing import List, Tuple
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 _U64 = np.uint64
 C1 = _U64(0x87C37B91114253D5)
@@ -106,58 +108,60 @@ def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extr
     return _final(h1, h2, np.full(n, length + extra_len, dtype=np.uint64))
 
 
-def padded_layout(lengths: np.ndarray):
-    """Start offsets (in bytes, multiples of 16) of strings of ``lengths`` in a padded buffer, and its total size."""
-    padded = (lengths // 16 + 1) * 16
-    starts = np.zeros(len(lengths), dtype=np.int64)
-    if len(lengths) > 1:
-        np.cumsum(padded[:-1], out=starts[1:])
-    total = int(padded.sum()) if len(lengths) else 0
-    return starts, total
-
-
-def hash_padded(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, h0: Tuple[int, int] = (0, 0),
+def hash_blocks(mat: np.ndarray, blocks: int, lengths: np.ndarray, h0: Tuple[int, int] = (0, 0),
                 extra_len: int = 0):
-    """Hashes strings laid out in the padded buffer ``buf`` (uint8, size a multiple of 16) at ``starts`` with
-    ``lengths``, continuing from state ``h0`` after ``extra_len`` prefix bytes. Returns (h1, h2) uint64 arrays in the
-    order of ``starts``."""
+    """Hashes the rows of ``mat`` (m, (blocks + 1) * 16) uint8, each ``blocks`` full blocks then a zero-padded tail
+    block, of the given true ``lengths``, continuing from state ``h0`` after ``extra_len`` prefix bytes."""
+    words = mat.view("<u8")
+    h1 = np.full(len(mat), h0[0], dtype=np.uint64)
+    h2 = np.full(len(mat), h0[1], dtype=np.uint64)
+    for j in range(blocks):
+        h1, h2 = _block(h1, h2, words[:, 2 * j], words[:, 2 * j + 1])
+    h1, h2 = _tail(h1, h2, words[:, 2 * blocks], words[:, 2 * blocks + 1])
+    return _final(h1, h2, lengths.astype(np.uint64) + _U64(extra_len))
+
+
+def large_binary(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    """A large_binary array over numpy buffers, without copying them."""
+    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(offsets) - 1,
+                                            [None, pa.py_buffer(np.ascontiguousarray(offsets, dtype=np.int64)),
+                                             pa.py_buffer(np.ascontiguousarray(data))])
+
+
+def hash_joined(pieces: List[pa.Array], lengths: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+    """Hashes the row-wise concatenations of ``pieces`` (large_binary arrays of n rows; row i is ``lengths[i]``
+    bytes): Arrow joins each row and a zero pad that makes it a whole number of 16-byte blocks with at least one
+    zero byte, in one C++ pass; rows of the same block count are then hashed together as a matrix, column by
+    column. Returns (h1, h2) in row order."""
     n = len(lengths)
-    words = buf.view("<u8").astype(np.uint64, copy=False)
-    nblocks = (lengths // 16).astype(np.int64)
-    order = np.argsort(-nblocks, kind="stable")
-    base = (starts[order] // 8).astype(np.int64)
-    nb_sorted = nblocks[order]
-    h1 = np.full(n, h0[0], dtype=np.uint64)
-    h2 = np.full(n, h0[1], dtype=np.uint64)
-    maxb = int(nb_sorted[0]) if n else 0
-    if maxb:
-        # active[j] = number of strings with more than j full blocks (a prefix of the sorted order)
-        counts = np.searchsorted(-nb_sorted, -(np.arange(maxb) + 1), side="right")
-        for j in range(maxb):
-            c = int(counts[j])
-            a, b = h1[:c], h2[:c]
-            w = base[:c] + 2 * j
-            a, b = _block(a, b, words[w], words[w + 1])
-            h1[:c], h2[:c] = a, b
-    t = base + 2 * nb_sorted
-    h1, h2 = _tail(h1, h2, words[t], words[t + 1])
-    h1, h2 = _final(h1, h2, lengths[order].astype(np.uint64) + _U64(extra_len))
-    out1 = np.empty(n, np.uint64)
-    out2 = np.empty(n, np.uint64)
-    out1[order] = h1
-    out2[order] = h2
-    return out1, out2
+    pad = 16 - lengths % 16
+    pad_offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(pad, out=pad_offsets[1:])
+    pad_piece = large_binary(pad_offsets, np.zeros(int(pad_offsets[-1]), dtype=np.uint8))
+    rows = pc.binary_join_element_wise(*pieces, pad_piece, pa.scalar(b"", pa.large_binary()))
+    blocks = lengths // 16
+    order = np.argsort(blocks, kind="stable")
+    grouped = rows.take(pa.array(order)) if n > 1 else rows
+    # Arrow allocates buffers 64-byte aligned, and every row is a multiple of 16 bytes: each row starts aligned
+    offsets = np.frombuffer(grouped.buffers()[1], dtype=np.int64, count=grouped.offset + n + 1)[grouped.offset:]
+    data = np.frombuffer(grouped.buffers()[2], dtype=np.uint8) if n else np.zeros(0, dtype=np.uint8)
+    sorted_blocks, sorted_lengths = blocks[order], lengths[order]
+    cuts = np.flatnonzero(np.diff(sorted_blocks)) + 1
+    h1, h2 = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    for lo, hi in zip(np.concatenate([[0], cuts]).astype(np.int64), np.concatenate([cuts, [n]]).astype(np.int64)):
+        if hi == lo:
+            continue
+        k = int(sorted_blocks[lo])
+        mat = data[offsets[lo]:offsets[hi]].reshape(hi - lo, (k + 1) * 16)
+        h1[order[lo:hi]], h2[order[lo:hi]] = hash_blocks(mat, k, sorted_lengths[lo:hi], h0, extra_len)
+    return h1, h2
 
 
 def hash_many(data: bytes | np.ndarray, offsets: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
     """Hashes the byte strings ``data[offsets[i]:offsets[i+1]]`` (a flat buffer and n+1 offsets)."""
     src = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
     offsets = np.asarray(offsets, dtype=np.int64)
-    lengths = np.diff(offsets)
-    starts, total = padded_layout(lengths)
-    buf = np.zeros(total, dtype=np.uint8)
-    scatter_segments(buf, starts, src, offsets[:-1], lengths)
-    return hash_padded(buf, starts, lengths, h0, extra_len)
+    return hash_joined([large_binary(offsets, src)], np.diff(offsets), h0, extra_len)
 
 
 # Bytes moved per vectorised step of scatter_segments: its int64 index arrays take 8 bytes per byte moved, so the
