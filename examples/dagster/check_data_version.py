@@ -1,5 +1,5 @@
 """Runs dsha_assets.py's source asset through Dagster's observation three times and prints what it saw:
-`python check_data_version.py WORKDIR` (tests/python/test_examples.py runs it when dagster is installed)."""
+`python check_data_version.py WORKDIR` (tests/orchestrators/test_examples.py runs it)."""
 from __future__ import annotations
 
 import os

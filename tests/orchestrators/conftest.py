@@ -1,0 +1,70 @@
+"""The orchestrator recipes' tests (examples/) run in their own environment, `dev/python-env orchestrators`: pyspark
+with Airflow and Dagster from PyPI (neither is a dependency of dsha). dev/run test runs them:
+
+    .venv/orchestrators/bin/python -m pytest -q tests/orchestrators
+
+A classic local SparkSession writes the inputs; each recipe starts its own Spark (the `dsha` CLI, Dagster's asset).
+"""
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+from pyspark.sql import SparkSession
+
+import dsha
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+
+def pytest_configure(config):
+    # Airflow 3.3's in-process task API (dag.test()) imports starlette's test client, which warns about its httpx.
+    config.addinivalue_line("filterwarnings", "ignore:Using `httpx` with `starlette.testclient`")
+
+
+def pytest_report_header(config):
+    return f"dsha: jar {dsha.jar_path()}"
+
+
+def child_env(**extra):
+    """The environment of a child process that starts its own Spark: classic (none of a Spark Connect client's
+    settings), SPARK_TESTING so that nothing binds a fixed port on a shared machine, one local core."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_")) and k != "PYSPARK_SUBMIT_ARGS"}
+    env.update(SPARK_TESTING="1", DSHA_MASTER="local[1]")
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = (dsha.configure(SparkSession.builder.master("local[1]"))
+               .config("spark.sql.shuffle.partitions", "1")
+               .config("spark.ui.enabled", "false")
+               .getOrCreate())
+    yield session
+    session.stop()
+    # Airflow's logging configuration writes to the stream pytest captured: py4j's goodbye at exit would find it closed.
+    logging.getLogger("py4j").setLevel(logging.WARNING)
+
+
+@pytest.fixture(scope="session")
+def airflow_home(tmp_path_factory):
+    """A throwaway Airflow: its home and SQLite metadata database in a temporary folder (`airflow db migrate`), the
+    DAGs folder examples/airflow, no example DAGs. Set before this process imports airflow (which reads its settings
+    once); the Airflow tests ask for this fixture first."""
+    assert "airflow" not in sys.modules, "airflow was imported before its settings were made"
+    home = tmp_path_factory.mktemp("airflow_home")
+    settings = {
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__DAGS_FOLDER": os.path.join(EXAMPLES, "airflow"),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    }
+    os.environ.update(settings)
+    done = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-5000:]
+    return home
