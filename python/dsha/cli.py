@@ -397,7 +397,14 @@ def _arrow_fingerprint(source: str, args):
         missing = [w for w, n in zip(wanted, columns) if n is None]
         if missing:
             raise UsageError(f"no column {', '.join(missing)} in {source} (columns: {', '.join(names)})")
-    fp = dsha.arrow.fingerprint(_local(source), columns=columns, format=fmt)
+    progress = None
+    if not (args.quiet or args.json) and sys.stderr.isatty():  # as Spark's console progress bar: when watched
+        def progress(rows: int) -> None:
+            print(f"\rdsha: {rows:,} rows hashed ({time.time() - started:.1f} s)", end="", file=sys.stderr,
+                  flush=True)
+    fp = dsha.arrow.fingerprint(_local(source), columns=columns, format=fmt, progress=progress)
+    if progress is not None:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
     return fp, time.time() - started
 
 

@@ -161,3 +161,10 @@ def test_parquet_int96_timestamps_are_instants(tmp_path):
     assert da.fingerprint(path).digest == da.fingerprint(expected).digest
     pq.write_table(table, tmp_path / "int64.parquet")
     assert da.fingerprint(tmp_path / "int64.parquet").digest == da.fingerprint(table).digest
+
+
+def test_progress_reports_rows_hashed(tmp_path):
+    table = pa.table({"x": pa.array(range(1000), pa.int64())})
+    seen = []
+    fp = da.fingerprint(table, batch_size=300, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == 1000 == fp.rows and len(seen) == 4

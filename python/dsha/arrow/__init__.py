@@ -29,7 +29,7 @@ import hashlib
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -95,7 +95,7 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _state(obj: Any, columns, format, batch_size, partitioning) -> DigestState:
+def _state(obj: Any, columns, format, batch_size, partitioning, progress=None) -> DigestState:
     schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
     h = _Hasher(schema)
 
@@ -104,30 +104,39 @@ def _state(obj: Any, columns, format, batch_size, partitioning) -> DigestState:
         return len(h1), sum128(h1, h2)
 
     rows, total, threads = 0, 0, _threads()
+
+    def add(result: Tuple[int, int]) -> None:
+        nonlocal rows, total
+        rows, total = rows + result[0], (total + result[1]) % (1 << 128)
+        if progress is not None:
+            progress(rows)
+
     with ThreadPoolExecutor(threads, thread_name_prefix="dsha-arrow") as pool:
         pending: deque = deque()  # at most `threads` batches in flight: memory stays a few batches
         for b in batches:
             pending.append(pool.submit(count_and_sum, b))
             while len(pending) > threads or (pending and pending[0].done()):
-                n, s = pending.popleft().result()
-                rows, total = rows + n, (total + s) % (1 << 128)
+                add(pending.popleft().result())
         for f in pending:
-            n, s = f.result()
-            rows, total = rows + n, (total + s) % (1 << 128)
+            add(f.result())
     return DigestState(ALGORITHM, h.text, h.schema_digest, rows, total)
 
 
 def state(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
-          batch_size: Optional[int] = None, partitioning: Optional[str] = None) -> bytes:
-    """The digest state (SPEC.md §11) of ``obj``'s rows over the given columns (default all)."""
-    return _state(obj, columns, format, batch_size, partitioning).to_bytes()
+          batch_size: Optional[int] = None, partitioning: Optional[str] = None,
+          progress: Optional[Callable[[int], None]] = None) -> bytes:
+    """The digest state (SPEC.md §11) of ``obj``'s rows over the given columns (default all). ``progress`` is
+    called with the number of rows hashed so far, after each batch."""
+    return _state(obj, columns, format, batch_size, partitioning, progress).to_bytes()
 
 
 def fingerprint(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
-                batch_size: Optional[int] = None, partitioning: Optional[str] = None) -> Fingerprint:
-    """The fingerprint (SPEC.md §6): the same fields and values as Spark's ``dsha_fingerprint``."""
+                batch_size: Optional[int] = None, partitioning: Optional[str] = None,
+                progress: Optional[Callable[[int], None]] = None) -> Fingerprint:
+    """The fingerprint (SPEC.md §6): the same fields and values as Spark's ``dsha_fingerprint``. ``progress`` is
+    called with the number of rows hashed so far, after each batch."""
     return Fingerprint.from_state(state(obj, columns, format=format, batch_size=batch_size,
-                                        partitioning=partitioning))
+                                        partitioning=partitioning, progress=progress))
 
 
 def logical_hash(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
