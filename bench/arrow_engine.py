@@ -142,7 +142,8 @@ def main(sf, lineitem, rounds, tmpdir, out_stem=None):
                                        "digest": digests[label], "all": {"arrow": a, "spark": s}}
         lines.append(f"| {label} | {aw:.2f} s | {sw:.2f} s | **{aw / sw:.2f}** | {ap / 2**20:.0f} MiB | "
                      f"{sp / 2**20:.0f} MiB | `{digests[label][:20]}…` |")
-    lines += ["", "dsha.arrow in one process on lineitem in memory (one thread):", "",
+    lines += ["", "dsha.arrow in one process on lineitem in memory (batches on every core; rows per CPU-second is "
+              "the rate of one core):", "",
               "| columns | rows | rows/s | rows per CPU-second |", "| --- | --- | --- | --- |"]
     for name, t in report["throughput"].items():
         lines.append(f"| {name} | {t['rows']:,} | {t['rows'] / t['wall']:,.0f} | {t['rows'] / t['cpu']:,.0f} |")
