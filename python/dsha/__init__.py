@@ -10,6 +10,7 @@ See the project README and SPEC.md for what the digest means.
 from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
                            jar_path, register)
 from dsha.delta import fingerprint_delta
+from dsha.iceberg import fingerprint_iceberg
 from dsha.files import DshaWarning, PathFingerprint, fingerprint_path, write
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
 from dsha.states import StateError, merge, state
@@ -62,6 +63,7 @@ __all__ = [
     "equal",
     "fingerprint",
     "fingerprint_delta",
+    "fingerprint_iceberg",
     "fingerprint_path",
     "jar_path",
     "merge",

@@ -284,6 +284,40 @@ def _fingerprint_files(spark, args):
     return r, time.time() - started
 
 
+# -- Iceberg tables (issue 18): `dsha hash --table NAME [--state FILE]` -------------------------------------------
+
+def _iceberg_state_allowed(args) -> bool:
+    """--state goes with --table (all columns) too: used if the table is an Iceberg table, else a usage error."""
+    return bool(args.table) and args.state is not None and not args.update_manifest and not args.columns
+
+
+def _is_iceberg_hash(spark, args) -> bool:
+    """Whether this `dsha hash` is of an Iceberg table (all columns): hashed by ``_iceberg_hash``. --state with
+    another table is a usage error."""
+    from dsha.iceberg import is_iceberg_table
+
+    if args.table and not args.columns and is_iceberg_table(spark, args.table):
+        return True
+    if args.table and args.state:
+        raise UsageError(f"--state and --update-manifest need a PATH (a directory or a file, not a pattern) and all "
+                         f"columns; --state goes with --table only for an Iceberg table, and {args.table} is not one")
+    return False
+
+
+def _iceberg_hash(spark, args):
+    """``dsha hash --table NAME`` on an Iceberg table: ``fingerprint_iceberg``, with per-file states from
+    --state FILE when given (else every data file is read, once): (PathFingerprint, seconds)."""
+    import dsha
+
+    started = time.time()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", dsha.DshaWarning)
+        r = dsha.fingerprint_iceberg(spark, args.table, state=args.state, use_cache=not args.no_cache)
+    for w in caught:
+        print(f"dsha: warning: {w.message}", file=sys.stderr)
+    return r, time.time() - started
+
+
 def _uses_file_states(args) -> bool:
     """Plain file paths use per-file states; tables, column subsets and Delta (its own log) are hashed in full."""
     if args.table or args.columns or args.path.startswith("table:") or _is_glob(args.path):
@@ -374,11 +408,13 @@ def _engine(args) -> str:
         if not _installed("pyarrow"):
             raise UsageError('neither engine is installed: pip install "dsha[arrow]" or "dsha[spark]"')
         return "arrow"
+    if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
+        return "spark"
     spark_asked = args.master != "local[*]" or args.conf
     typed = all(_format_of(source, args.format) in ARROW_AUTO_FORMATS for source in sources)
     has_manifest = args.command == "hash" and os.path.isfile(os.path.join(_local(args.path) or "", "_dsha",
                                                                            "manifest.json"))
-    if why_not or spark_asked or not typed or has_manifest or not _installed("pyarrow"):
+    if spark_asked or not typed or has_manifest or not _installed("pyarrow"):
         return "spark"
     return "arrow"
 
@@ -463,9 +499,10 @@ def _run(args) -> int:
         raise UsageError("give a PATH or --table NAME")
     if args.command == "hash" and args.approximate and (args.state or args.update_manifest or args.no_cache):
         raise UsageError("--approximate reads no data: it takes no --state, --update-manifest or --no-cache")
-    if args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args):
+    if (args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args)
+            and not _iceberg_state_allowed(args)):
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
-                         "all columns (no --table, no --columns)")
+                         "all columns (no --columns; --table only with --state, for an Iceberg table)")
     sources = [args.path] if args.command == "hash" and not args.table else []
     sources += [args.left, args.right] if args.command == "compare" else []
     for source in sources:  # fail fast, before starting Spark
@@ -489,6 +526,9 @@ def _run(args) -> int:
                 else:
                     fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
                 seconds = time.time() - started
+            elif _is_iceberg_hash(spark, args):  # Iceberg tables (issue 18)
+                files, seconds = _iceberg_hash(spark, args)
+                fp = files.fingerprint
             elif _uses_file_states(args):
                 files, seconds = _fingerprint_files(spark, args)
                 fp = files.fingerprint

@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 from dsha._session import _is_connect
 from dsha.delta import fingerprint_delta
 from dsha.files import DshaWarning, fingerprint_path
+from dsha.iceberg import fingerprint_iceberg, is_iceberg_table
 from dsha.fingerprint import Comparison, Fingerprint, fingerprint
 from dsha.store import InputRecord, Record, Store, open_store
 
@@ -109,10 +110,29 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
             return r.fingerprint, json.load(f)
 
 
+def _fingerprint_iceberg_table(spark: Any, name: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
+    """An Iceberg table's fingerprint and its state cache (SPEC.md §15), which the next run's ``previous`` hands
+    back, so that an unchanged or compacted table is confirmed from its metadata alone."""
+    with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
+        cache = os.path.join(d, "files.json")
+        if previous is not None and isinstance(previous.files, dict):
+            with open(cache, "w", encoding="utf-8") as f:
+                json.dump(previous.files, f)
+        with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
+            warnings.simplefilter("ignore", DshaWarning)
+            r = fingerprint_iceberg(spark, name, state=cache)
+        with open(cache, encoding="utf-8") as f:
+            return r.fingerprint, json.load(f)
+
+
 def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exact: bool = True) -> InputRecord:
     if _is_dataframe(x):
         return InputRecord("dataframe", None, None, fingerprint(x, exact=exact))
     if isinstance(x, Table):
+        # Iceberg tables (issue 18): per-file states kept in the record, as for Delta paths (SPEC.md §15)
+        if exact and not _is_connect(_need(spark, x.key)) and is_iceberg_table(spark, x.name):
+            fp, files = _fingerprint_iceberg_table(spark, x.name, previous)
+            return InputRecord("table", x.name, None, fp, files)
         return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name), exact=exact))
     from dsha.cli import _check_local, _format_of, _reader_options
 
