@@ -523,6 +523,8 @@ def _run(args) -> int:
                 started = time.time()
                 if not args.table and not args.columns and _format_of(args.path, args.format) == "delta":
                     fp = dsha.fingerprint_delta(spark, args.path, exact=False).fingerprint
+                elif _is_iceberg_hash(spark, args):
+                    fp = dsha.fingerprint_iceberg(spark, args.table, exact=False).fingerprint
                 else:
                     fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
                 seconds = time.time() - started

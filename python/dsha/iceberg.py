@@ -375,8 +375,35 @@ def _groups_from_replaces(spark: Any, table: str, snaps: Dict[int, Tuple[Optiona
 
 # -- the API -------------------------------------------------------------------------------------------------------
 
+def _data_snapshot(snaps: Dict[int, Tuple[Optional[int], str]], snap: int) -> int:
+    """The newest snapshot at or before ``snap`` (along its parents) that may have changed the rows: ``replace``
+    snapshots (compaction, rewrites: "without changing table data", Iceberg's spec) are skipped; a parent that
+    is gone (expired) stops the walk."""
+    while snaps.get(snap, (None, ""))[1] == "replace" and snaps[snap][0] in snaps:
+        snap = snaps[snap][0]
+    return snap
+
+
+def _metadata_fingerprint(spark: Any, table: str, snap: Optional[int], df: Any) -> PathFingerprint:
+    """dsha-meta-v1 of an Iceberg snapshot (SPEC.md §13.2): the table uuid, its read schema, its data snapshot."""
+    import hashlib
+    import struct
+
+    from dsha.states import _varint
+
+    zero = parse(_df_state(df.limit(0)))  # the canonical schema, from Spark; no file is read for 0 rows
+    uuid = _table_uuid(spark, table, _metadata(spark, table)).encode("utf-8")
+    data = 0 if snap is None else _data_snapshot(_snapshots(spark, table), snap)
+    meta = hashlib.sha256(b"dsha-meta-v1:iceberg" + zero.schema_digest + struct.pack("<I", len(uuid)) + uuid
+                          + struct.pack("<q", data)).digest()
+    fp = Fingerprint(digest="f" + (_varint(0x3D5A80) + _varint(len(meta)) + meta).hex(), rows=-1,
+                     schema_digest=zero.schema_digest.hex(), content_sum="", schema=zero.schema,
+                     algorithm="dsha-meta-v1")
+    return PathFingerprint(fingerprint=fp, files_total=0, files_read=0, files_reused=0, manifest=None, warnings=[])
+
+
 def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = None, state: Optional[str] = None,
-                        *, use_cache: bool = True) -> PathFingerprint:
+                        *, use_cache: bool = True, exact: bool = True) -> PathFingerprint:
     """The fingerprint of an Iceberg table (a name in a Spark catalog, e.g. ``local.db.t``) at its current
     snapshot or ``snapshot_id``, equal to ``dsha.fingerprint(spark.table(table))`` (the current snapshot, read
     with the table's current schema) or ``dsha.fingerprint(spark.sql(f"SELECT * FROM {table} VERSION AS OF {id}"))``
@@ -386,10 +413,17 @@ def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = Non
 
     ``files_total`` counts the snapshot's data files, ``files_read`` those hashed, ``files_reused`` those whose
     state came from the cache (on their own or in a group of a replace snapshot). Needs a classic session with the
-    Iceberg runtime and its SQL extensions loaded."""
+    Iceberg runtime and its SQL extensions loaded.
+
+    ``exact=False``: an approximate fingerprint from the table's metadata alone (``dsha-meta-v1``, SPEC.md §13.2:
+    the table uuid, the read schema and the newest snapshot that may have changed rows), which ``replace``
+    snapshots (compaction) keep; not a content digest (``rows`` is -1)."""
     _jvm_api(spark, "dsha.fingerprint_iceberg")
     warnings: List[str] = []
     snap = int(snapshot_id) if snapshot_id is not None else _current_snapshot(spark, table)
+    if not exact:
+        df = spark.table(table) if snap is None else _frame(spark, table, snap, snapshot_id is not None)[0]
+        return _metadata_fingerprint(spark, table, snap, df)
     if snap is None:  # a table without snapshots: no rows
         df = spark.table(table)
         return PathFingerprint(fingerprint=Fingerprint.from_state(_df_state(df.limit(0))), files_total=0,

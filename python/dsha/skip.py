@@ -130,7 +130,9 @@ def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exac
         return InputRecord("dataframe", None, None, fingerprint(x, exact=exact))
     if isinstance(x, Table):
         # Iceberg tables (issue 18): per-file states kept in the record, as for Delta paths (SPEC.md §15)
-        if exact and not _is_connect(_need(spark, x.key)) and is_iceberg_table(spark, x.name):
+        if not _is_connect(_need(spark, x.key)) and is_iceberg_table(spark, x.name):
+            if not exact:  # from the snapshots: compaction keeps it
+                return InputRecord("table", x.name, None, fingerprint_iceberg(spark, x.name, exact=False).fingerprint)
             fp, files = _fingerprint_iceberg_table(spark, x.name, previous)
             return InputRecord("table", x.name, None, fp, files)
         return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name), exact=exact))

@@ -371,3 +371,28 @@ def test_cli_hash_table(ispark, tmp_path, capsys):
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["digest"] == expect and out["files_read"] == out["files"] > 0
     assert json.load(open(cache))["format"] == "dsha-iceberg-states"
+
+
+@child
+def test_approximate_fingerprint_from_the_snapshots(ispark):
+    """exact=False (dsha-meta-v1, SPEC.md §13.2): a compaction (a replace snapshot) keeps it, a data change changes
+    it, a schema change too; time travel gives that snapshot's."""
+    spark, name = ispark, "local.db.approx"
+    _table(spark, name)
+
+    def approx(snapshot=None):
+        fp = dsha.fingerprint_iceberg(spark, name, snapshot_id=snapshot, exact=False).fingerprint
+        assert fp.algorithm == "dsha-meta-v1" and fp.rows == -1 and fp.digest.startswith("f80b5f501")
+        return fp.digest
+
+    first, s0 = approx(), _snapshot(spark, name)
+    _compact(spark, name)
+    assert _snapshot(spark, name) != s0 and approx() == first
+    seen = {first}
+    for change in [lambda: _rows(spark, 10, 300).writeTo(name).append(),
+                   lambda: spark.sql(f"DELETE FROM {name} WHERE id = 7"),
+                   lambda: spark.sql(f"ALTER TABLE {name} ADD COLUMN w int")]:
+        change()
+        assert approx() not in seen, "a change kept the approximate fingerprint"
+        seen.add(approx())
+    assert approx(snapshot=s0) == first
