@@ -181,9 +181,11 @@ class _Unit:
 
 
 def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[str]
-                ) -> Tuple[List[_Unit], Optional[int]]:
+                ) -> Tuple[List[_Unit], Optional[int], bool]:
+    """(units of the read schema, the log version the cache has processed, whether those units hold exactly the
+    files of that version)."""
     if not file or not os.path.exists(file):
-        return [], None
+        return [], None, False
     try:
         with open(file, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -192,23 +194,41 @@ def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[
         if doc.get("table_id") != table_id:
             warnings.append(f"dsha.fingerprint_delta: the state file {file} is for another Delta table "
                             f"(id {doc.get('table_id')}, this one {table_id}): ignored, and replaced")
-            return [], None
+            return [], None, False
         units = []
         for u in doc.get("schemas", {}).get(schema, []):
             s = base64.b64decode(u["state"]) if u.get("state") else None
             if s is not None:
                 parse(s)
             units.append(_Unit(frozenset((k[0], k[1]) for k in u["files"]), s))
-        return units, doc.get("log_version")
+        listed = doc.get("listed") or {}
+        complete = listed.get("schema") == schema and listed.get("files_sha256") == _files_digest(units)
+        return units, doc.get("log_version"), complete
     except (OSError, ValueError, KeyError, TypeError, StateError) as e:
         warnings.append(f"dsha.fingerprint_delta: the state file {file} is unreadable ({e}): ignored")
-        return [], None
+        return [], None, False
+
+
+def _files_digest(units: Iterable[_Unit]) -> str:
+    """SHA-256 of the units' file keys, sorted (SPEC.md §14): a cache whose units were edited or truncated is not
+    taken as the version's file list (its states are still used where they match)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for path, dv in sorted(k for u in units for k in u.keys):
+        for text in (path, dv):
+            b = text.encode("utf-8")
+            h.update(len(b).to_bytes(4, "little") + b)
+    return h.hexdigest()
 
 
 def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: Iterable[_Unit],
-                log_version: int) -> None:
+                log_version: int, complete: bool) -> None:
     doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
-                           "table": table_uri, "table_id": table_id, "log_version": log_version, "schemas": {}}
+                           "table": table_uri, "table_id": table_id, "log_version": log_version,
+                           "listed": None, "schemas": {}}
+    if complete:
+        doc["listed"] = {"schema": schema, "files_sha256": _files_digest(units)}
     if os.path.exists(file):  # keep the entries of other schemas (time travel across a schema change)
         try:
             with open(file, encoding="utf-8") as fh:
@@ -228,7 +248,28 @@ def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: It
     os.replace(tmp, file)
 
 
-def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List[_Unit]) -> List[_Unit]:
+def _listing_from_commits(spark: Any, log: Any, units: List[_Unit], start: int, end: int,
+                          commits: Dict[int, List[Dict[str, Any]]]) -> Optional[Dict[Key, Optional[str]]]:
+    """The files of version ``end``: the cache's files (those of version ``start``) with the adds and removes of
+    the commits in (start, end] applied — what Delta's own log replay gives, without its Spark job. None when a
+    commit is gone or unreadable (then Delta's snapshot lists them). Read commits are kept in ``commits``."""
+    files: Dict[Key, Optional[str]] = {k: None for u in units for k in u.keys}
+    for c in range(start + 1, end + 1):
+        actions = _commit_actions(spark, log, c)
+        if actions is None:
+            return None
+        commits[c] = actions
+        for a in actions:
+            if "remove" in a:
+                files.pop(_key(a["remove"]["path"], a["remove"].get("deletionVector")), None)
+        for a in actions:
+            if "add" in a:
+                files[_key(a["add"]["path"], a["add"].get("deletionVector"))] = a["add"]["path"]
+    return files
+
+
+def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List[_Unit],
+                         commits: Optional[Dict[int, List[Dict[str, Any]]]] = None) -> List[_Unit]:
     """Groups of the dataChange=false commits in (start, end]: per partition, the added files get the merged
     state of the removed ones, when the removed ones are exactly covered by known units."""
     new: List[_Unit] = []
@@ -237,7 +278,7 @@ def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List
         for k in u.keys:
             by_key[k] = u
     for v in range(start + 1, end + 1):
-        actions = _commit_actions(spark, log, v)
+        actions = (commits or {}).get(v) or _commit_actions(spark, log, v)
         if actions is None:
             continue
         adds = [a["add"] for a in actions if "add" in a]
@@ -351,11 +392,16 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
         return _metadata_fingerprint(spark, log, snap, v, df_full)
     schema = df_full.schema.json()
 
-    files = _files(spark, snap)
-    current = {k: p for k, p, _ in files}
-    units, cached_version = _load_cache(state, table_id, schema, warnings) if use_cache else ([], None)
+    units, cached_version, complete = (_load_cache(state, table_id, schema, warnings) if use_cache
+                                       else ([], None, False))
+    commits: Dict[int, List[Dict[str, Any]]] = {}
+    current = None  # key -> the path as the log writes it (None: not known yet)
+    if complete and units and cached_version is not None and v >= cached_version:
+        current = _listing_from_commits(spark, log, units, cached_version, v, commits)
+    if current is None:
+        current = {k: p for k, p, _ in _files(spark, snap)}
     if cached_version is not None and v > cached_version and units:
-        units = units + _groups_from_commits(spark, log, cached_version, v, units)
+        units = units + _groups_from_commits(spark, log, cached_version, v, units, commits)
 
     # A disjoint cover of the version's files by cached units (largest first); the rest is read.
     covered: Dict[Key, _Unit] = {}
@@ -368,6 +414,8 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
     to_read = [k for k in current if k not in covered]
     fresh: List[_Unit] = []
     if to_read:
+        if any(current[k] is None for k in to_read):  # a cached file to read again: its path as the log has it
+            current.update({k: p for k, p, _ in _files(spark, snap) if k in current})
         got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full,
                            warnings)
         fresh = [_Unit(frozenset([k]), got[current[k]]) for k in to_read]
@@ -380,7 +428,9 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
         if cached_version is not None and v < cached_version:  # time travel back: keep the newer entries too
             seen = {id(u) for u in keep}
             keep += [u for u in units if id(u) not in seen]
-        _save_cache(state, table_id, table_uri, schema, keep, max(v, cached_version or v))
+        # the units hold exactly the files of the version written down, unless older ones were kept beside them
+        _save_cache(state, table_id, table_uri, schema, keep, max(v, cached_version or v),
+                    complete=cached_version is None or v >= cached_version)
     return PathFingerprint(fingerprint=Fingerprint.from_state(total), files_total=len(current),
                            files_read=len(to_read), files_reused=len(covered), manifest=state if used else None,
                            warnings=_warn(warnings))

@@ -290,3 +290,68 @@ def test_approximate_fingerprint_from_the_log(dspark, tmp_path):
     # the CLI routes --approximate on a Delta path to the log
     assert dsha.fingerprint_delta(spark, path, exact=False).fingerprint.schema == \
         dsha.fingerprint(spark.read.format("delta").load(path)).schema
+
+
+@child
+def test_file_list_from_the_cache_and_the_commits(dspark, tmp_path, monkeypatch):
+    """A cache that holds exactly the files of its version lists a newer version from the commits since (no Spark
+    job for Delta's log replay); when a commit is gone, Delta's snapshot lists the files instead. Always the
+    digest of a full read."""
+    import dsha.delta as delta_mod
+
+    spark = dspark
+    path, cache = _table(spark, tmp_path, True), str(tmp_path / "cache.json")
+    _check(spark, path, cache)
+    with open(cache) as f:
+        assert json.load(f)["listed"]
+    listings = []
+    real = delta_mod._files
+    monkeypatch.setattr(delta_mod, "_files", lambda *a: listings.append(1) or real(*a))
+    _check(spark, path, cache, files_read=0)  # unchanged
+    spark.sql(f"OPTIMIZE delta.`{path}`")
+    _check(spark, path, cache, files_read=0)
+    before = _version(path)
+    _rows(spark, 20, 300, 2).coalesce(1).write.format("delta").mode("append").save(path)
+    _check(spark, path, cache, files_read=_adds_after(path, before))
+    assert listings == []
+    # an edited cache (a unit dropped) is not taken as the file list: Delta lists, the other states are used
+    with open(cache) as f:
+        doc = json.load(f)
+    units = next(iter(doc["schemas"].values()))
+    dropped = units.pop(0)
+    with open(cache, "w") as f:
+        json.dump(doc, f)
+    _check(spark, path, cache, files_read=len(dropped["files"]))
+    assert len(listings) == 1
+    # a commit that is gone (log cleanup behind a checkpoint): Delta's own listing
+    c = _version(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.checkpointInterval' = '1')")
+    _rows(spark, 5, 400, 3).coalesce(1).write.format("delta").mode("append").save(path)
+    assert glob.glob(os.path.join(path, "_delta_log", "%020d.checkpoint*" % (c + 2))), "no checkpoint at c + 2"
+    added = _adds_after(path, c + 1)
+    os.remove(os.path.join(path, "_delta_log", "%020d.json" % (c + 1)))
+    _check(spark, path, cache, files_read=added)
+    assert len(listings) == 2
+
+
+@child
+def test_a_broken_group_reads_its_other_files(dspark, tmp_path):
+    """An OPTIMIZE that writes several files makes them one group; a delete in one of them breaks it, and the
+    group's other files — known only from the cache — are read again by their paths in the log."""
+    spark = dspark
+    path, cache = str(tmp_path / "u"), str(tmp_path / "cache.json")
+    (spark.range(0, 600).selectExpr("id", "cast(id % 7 as int) v").repartition(6).write.format("delta")
+     .option("delta.enableDeletionVectors", "true").save(path))
+    _check(spark, path, cache)
+    size = max(os.path.getsize(f) for f in glob.glob(os.path.join(path, "*.parquet")))
+    spark.conf.set("spark.databricks.delta.optimize.maxFileSize", str(size * 3))
+    try:
+        before = _version(path)
+        spark.sql(f"OPTIMIZE delta.`{path}`")
+    finally:
+        spark.conf.unset("spark.databricks.delta.optimize.maxFileSize")
+    written = _adds_after(path, before)
+    assert written >= 2
+    _check(spark, path, cache, files_read=0)
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 5")  # one of the group's files gets a deletion vector
+    _check(spark, path, cache, files_read=written)
