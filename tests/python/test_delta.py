@@ -355,3 +355,4 @@ def test_a_broken_group_reads_its_other_files(dspark, tmp_path):
     _check(spark, path, cache, files_read=0)
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 5")  # one of the group's files gets a deletion vector
     _check(spark, path, cache, files_read=written)
+
