@@ -356,3 +356,51 @@ def test_a_broken_group_reads_its_other_files(dspark, tmp_path):
     spark.sql(f"DELETE FROM delta.`{path}` WHERE id = 5")  # one of the group's files gets a deletion vector
     _check(spark, path, cache, files_read=written)
 
+
+
+_STORE_WRITER = r"""
+import sys
+from pyspark.sql import SparkSession
+import dsha
+from dsha.store import TableStore
+from test_store import make_record
+path, writer, jars = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+spark = dsha.configure(SparkSession.builder.master("local[1]")
+    .config("spark.driver.extraClassPath", jars)
+    .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+    .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+    .config("spark.ui.enabled", "false")).getOrCreate()
+store = TableStore(spark, f"delta.`{path}`", using="delta")
+for i in range(3):
+    store.put(make_record("shared", 100 * writer + i))
+spark.stop()
+"""
+
+
+@child
+def test_table_store_on_delta_with_concurrent_writer_processes(dspark, tmp_path):
+    """Three processes, each with its own Spark, append records to one Delta table store at once: Delta's
+    transactional appends keep every record, and the latest is the latest written."""
+    import subprocess
+
+    from conftest import child_env
+    from dsha.store import TableStore
+
+    spark = dspark
+    path = str(tmp_path / "store")
+    # created once, before the writers race (by path: Delta 4 creates no table from a path identifier's DDL)
+    spark.createDataFrame([], TableStore.COLUMNS).write.format("delta").save(path)
+    # Delta's jars as this session resolved them (no second Ivy resolution racing in three processes)
+    jars = ":".join(u[len("file://"):] if u.startswith("file://") else u
+                    for u in spark.sparkContext.getConf().get("spark.repl.local.jars").split(",") if "dsha" not in u)
+    script = tmp_path / "writer.py"
+    script.write_text(_STORE_WRITER)
+    env = child_env(PYTHONPATH=os.pathsep.join([os.path.dirname(__file__)] + sys.path))
+    procs = [subprocess.Popen([sys.executable, str(script), path, str(w), jars], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True) for w in range(3)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], "\n".join(o[-3000:] for o in outs)
+    rows = spark.read.format("delta").load(path).collect()
+    assert sorted(r["name"] for r in rows) == ["shared"] * 9
+    latest = TableStore(spark, f"delta.`{path}`", using="delta").latest("shared")
+    assert (latest.recorded_ns, latest.id) == max((r["recorded_ns"], r["id"]) for r in rows)
