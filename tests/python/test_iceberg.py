@@ -357,23 +357,6 @@ def test_the_store_keeps_iceberg_states(ispark, tmp_path):
 
 
 @child
-def test_cli_hash_table(ispark, tmp_path, capsys):
-    """`dsha hash --table NAME [--state FILE]` on an Iceberg table (in this process: the CLI's session is this one,
-    which it stops at the end, so this test comes last)."""
-    from dsha import cli
-
-    spark = ispark
-    t, cache = _table(spark, "local.db.cli", n=50), str(tmp_path / "cli.json")
-    expect = _oracle(spark, t)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert cli.main(["hash", "--table", t, "--state", cache, "--json"]) == 0
-    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert out["digest"] == expect and out["files_read"] == out["files"] > 0
-    assert json.load(open(cache))["format"] == "dsha-iceberg-states"
-
-
-@child
 def test_approximate_fingerprint_from_the_snapshots(ispark):
     """exact=False (dsha-meta-v1, SPEC.md §13.2): a compaction (a replace snapshot) keeps it, a data change changes
     it, a schema change too; time travel gives that snapshot's."""
@@ -396,3 +379,20 @@ def test_approximate_fingerprint_from_the_snapshots(ispark):
         assert approx() not in seen, "a change kept the approximate fingerprint"
         seen.add(approx())
     assert approx(snapshot=s0) == first
+
+
+@child
+def test_cli_hash_table(ispark, tmp_path, capsys):  # keep last: the CLI stops the session it used
+    """`dsha hash --table NAME [--state FILE]` on an Iceberg table (in this process: the CLI's session is this one,
+    which it stops at the end, so this test comes last)."""
+    from dsha import cli
+
+    spark = ispark
+    t, cache = _table(spark, "local.db.cli", n=50), str(tmp_path / "cli.json")
+    expect = _oracle(spark, t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert cli.main(["hash", "--table", t, "--state", cache, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["digest"] == expect and out["files_read"] == out["files"] > 0
+    assert json.load(open(cache))["format"] == "dsha-iceberg-states"
