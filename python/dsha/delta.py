@@ -24,6 +24,7 @@ from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
 from dsha.files import PathFingerprint, _jvm_api, _warn
+from dsha._units import Unit, replaced_state
 from dsha.fingerprint import Fingerprint
 from dsha.states import StateError, _varint, merge, parse
 from dsha.states import state as _df_state
@@ -170,18 +171,10 @@ def _normal(uri: str) -> str:
 
 # -- the cache -----------------------------------------------------------------------------------------------------
 
-class _Unit:
-    """A set of files whose rows together have ``state`` (None: no rows): one file, or a group from a
-    dataChange=false commit."""
-
-    __slots__ = ("keys", "state")
-
-    def __init__(self, keys: FrozenSet[Key], state: Optional[bytes]):
-        self.keys, self.state = keys, state
 
 
 def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[str]
-                ) -> Tuple[List[_Unit], Optional[int], bool]:
+                ) -> Tuple[List[Unit], Optional[int], bool]:
     """(units of the read schema, the log version the cache has processed, whether those units hold exactly the
     files of that version)."""
     if not file or not os.path.exists(file):
@@ -200,7 +193,7 @@ def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[
             s = base64.b64decode(u["state"]) if u.get("state") else None
             if s is not None:
                 parse(s)
-            units.append(_Unit(frozenset((k[0], k[1]) for k in u["files"]), s))
+            units.append(Unit(frozenset((k[0], k[1]) for k in u["files"]), s))
         listed = doc.get("listed") or {}
         complete = listed.get("schema") == schema and listed.get("files_sha256") == _files_digest(units)
         return units, doc.get("log_version"), complete
@@ -209,7 +202,7 @@ def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[
         return [], None, False
 
 
-def _files_digest(units: Iterable[_Unit]) -> str:
+def _files_digest(units: Iterable[Unit]) -> str:
     """SHA-256 of the units' file keys, sorted (SPEC.md §14): a cache whose units were edited or truncated is not
     taken as the version's file list (its states are still used where they match)."""
     import hashlib
@@ -222,7 +215,7 @@ def _files_digest(units: Iterable[_Unit]) -> str:
     return h.hexdigest()
 
 
-def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: Iterable[_Unit],
+def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: Iterable[Unit],
                 log_version: int, complete: bool) -> None:
     doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
                            "table": table_uri, "table_id": table_id, "log_version": log_version,
@@ -248,7 +241,7 @@ def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: It
     os.replace(tmp, file)
 
 
-def _listing_from_commits(spark: Any, log: Any, units: List[_Unit], start: int, end: int,
+def _listing_from_commits(spark: Any, log: Any, units: List[Unit], start: int, end: int,
                           commits: Dict[int, List[Dict[str, Any]]]) -> Optional[Dict[Key, Optional[str]]]:
     """The files of version ``end``: the cache's files (those of version ``start``) with the adds and removes of
     the commits in (start, end] applied — what Delta's own log replay gives, without its Spark job. None when a
@@ -268,12 +261,12 @@ def _listing_from_commits(spark: Any, log: Any, units: List[_Unit], start: int, 
     return files
 
 
-def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List[_Unit],
-                         commits: Optional[Dict[int, List[Dict[str, Any]]]] = None) -> List[_Unit]:
+def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List[Unit],
+                         commits: Optional[Dict[int, List[Dict[str, Any]]]] = None) -> List[Unit]:
     """Groups of the dataChange=false commits in (start, end]: per partition, the added files get the merged
     state of the removed ones, when the removed ones are exactly covered by known units."""
-    new: List[_Unit] = []
-    by_key: Dict[Key, _Unit] = {}
+    new: List[Unit] = []
+    by_key: Dict[Key, Unit] = {}
     for u in units:
         for k in u.keys:
             by_key[k] = u
@@ -300,19 +293,10 @@ def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List
         for added, removed in parts.values():
             if not added or not removed:
                 continue
-            rset = set(removed)
-            cover: Dict[int, _Unit] = {}
-            ok = True
-            for k in removed:
-                u = by_key.get(k)
-                if u is None or not u.keys <= rset:
-                    ok = False
-                    break
-                cover[id(u)] = u
-            if not ok or sum(len(u.keys) for u in cover.values()) != len(rset):
+            ok, state = replaced_state(removed, by_key)
+            if not ok:
                 continue
-            states = [u.state for u in cover.values() if u.state is not None]
-            g = _Unit(frozenset(added) - rset, merge(states) if states else None)
+            g = Unit(frozenset(added) - set(removed), state)
             if not g.keys:
                 continue
             new.append(g)
@@ -404,21 +388,21 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
         units = units + _groups_from_commits(spark, log, cached_version, v, units, commits)
 
     # A disjoint cover of the version's files by cached units (largest first); the rest is read.
-    covered: Dict[Key, _Unit] = {}
-    used: List[_Unit] = []
+    covered: Dict[Key, Unit] = {}
+    used: List[Unit] = []
     for u in sorted(units, key=lambda u: -len(u.keys)):
         if u.keys and all(k in current and k not in covered for k in u.keys):
             used.append(u)
             for k in u.keys:
                 covered[k] = u
     to_read = [k for k in current if k not in covered]
-    fresh: List[_Unit] = []
+    fresh: List[Unit] = []
     if to_read:
         if any(current[k] is None for k in to_read):  # a cached file to read again: its path as the log has it
             current.update({k: p for k, p, _ in _files(spark, snap) if k in current})
         got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full,
                            warnings)
-        fresh = [_Unit(frozenset([k]), got[current[k]]) for k in to_read]
+        fresh = [Unit(frozenset([k]), got[current[k]]) for k in to_read]
 
     states = [u.state for u in used + fresh if u.state is not None]
     total = merge(states) if states else _df_state(df_full.limit(0))

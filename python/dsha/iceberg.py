@@ -28,6 +28,7 @@ import tempfile
 from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
 
 from dsha.files import PathFingerprint, _jvm_api, _warn
+from dsha._units import Unit, replaced_state
 from dsha.fingerprint import Fingerprint
 from dsha.states import StateError, merge, parse
 from dsha.states import state as _df_state
@@ -250,17 +251,10 @@ def _read_states(spark: Any, table: str, snapshot: int, pinned: bool, columns: L
 
 # -- the cache -----------------------------------------------------------------------------------------------------
 
-class _Unit:
-    """Data files whose live rows together have ``state`` (None: no rows): one file, or a group of a replace."""
-
-    __slots__ = ("keys", "state")
-
-    def __init__(self, keys: FrozenSet[Key], state: Optional[bytes]):
-        self.keys, self.state = keys, state
 
 
 def _load_cache(file: Optional[str], uuid: str, schema: str, warnings: List[str]
-                ) -> Tuple[List[_Unit], Optional[int]]:
+                ) -> Tuple[List[Unit], Optional[int]]:
     if not file or not os.path.exists(file):
         return [], None
     try:
@@ -277,7 +271,7 @@ def _load_cache(file: Optional[str], uuid: str, schema: str, warnings: List[str]
             s = base64.b64decode(u["state"]) if u.get("state") else None
             if s is not None:
                 parse(s)
-            units.append(_Unit(frozenset((str(k[0]), tuple(str(d) for d in k[1])) for k in u["files"]), s))
+            units.append(Unit(frozenset((str(k[0]), tuple(str(d) for d in k[1])) for k in u["files"]), s))
         snap = doc.get("snapshot_id")
         return units, int(snap) if snap is not None else None
     except (OSError, ValueError, KeyError, TypeError, IndexError, StateError) as e:
@@ -285,7 +279,7 @@ def _load_cache(file: Optional[str], uuid: str, schema: str, warnings: List[str]
         return [], None
 
 
-def _save_cache(file: str, uuid: str, table: str, schema: str, units: Iterable[_Unit],
+def _save_cache(file: str, uuid: str, table: str, schema: str, units: Iterable[Unit],
                 snapshot: Optional[int]) -> None:
     doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
                            "table": table, "table_uuid": uuid, "snapshot_id": snapshot, "schemas": {}}
@@ -327,11 +321,11 @@ def _chain(snaps: Dict[int, Tuple[Optional[int], str]], start: int, end: int) ->
 
 
 def _groups_from_replaces(spark: Any, table: str, snaps: Dict[int, Tuple[Optional[int], str]], chain: List[int],
-                          units: List[_Unit]) -> List[_Unit]:
+                          units: List[Unit]) -> List[Unit]:
     """Groups of the replace snapshots in ``chain``: per partition, the data files a replace added get the merged
     state of those it removed, when the removed ones are exactly covered by known units lying wholly within them."""
-    new: List[_Unit] = []
-    by_key: Dict[Key, _Unit] = {}
+    new: List[Unit] = []
+    by_key: Dict[Key, Unit] = {}
     for u in units:
         for k in u.keys:
             by_key[k] = u
@@ -354,19 +348,10 @@ def _groups_from_replaces(spark: Any, table: str, snaps: Dict[int, Tuple[Optiona
         for add, rem in parts.values():
             if not add or not rem:
                 continue
-            rset = set(rem)
-            cover: Dict[int, _Unit] = {}
-            ok = True
-            for k in rem:
-                u = by_key.get(k)
-                if u is None or not u.keys <= rset:
-                    ok = False
-                    break
-                cover[id(u)] = u
-            if not ok or sum(len(u.keys) for u in cover.values()) != len(rset):
+            ok, state = replaced_state(rem, by_key)
+            if not ok:
                 continue
-            states = [u.state for u in cover.values() if u.state is not None]
-            g = _Unit(frozenset(add), merge(states) if states else None)
+            g = Unit(frozenset(add), state)
             new.append(g)
             for k in g.keys:
                 by_key[k] = g
@@ -447,20 +432,20 @@ def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = Non
             back = _chain(snaps, snap, cached) is not None
 
     # A disjoint cover of the snapshot's data files by cached units (largest first); the rest is read.
-    covered: Dict[Key, _Unit] = {}
-    used: List[_Unit] = []
+    covered: Dict[Key, Unit] = {}
+    used: List[Unit] = []
     for u in sorted(units, key=lambda u: -len(u.keys)):
         if u.keys and all(k in current and k not in covered for k in u.keys):
             used.append(u)
             for k in u.keys:
                 covered[k] = u
     to_read = [k for k in current if k not in covered]
-    fresh: List[_Unit] = []
+    fresh: List[Unit] = []
     if to_read:
         prune = _prune(meta, snap, snapshot_id is not None, df_full.schema, [current[k] for k in to_read])
         got = _read_states(spark, table, snap, pinned, df_full.columns,
                            [current[k].path for k in to_read], prune)
-        fresh = [_Unit(frozenset([k]), got[current[k].path]) for k in to_read]
+        fresh = [Unit(frozenset([k]), got[current[k].path]) for k in to_read]
 
     states = [u.state for u in used + fresh if u.state is not None]
     total = merge(states) if states else _df_state(df_full.limit(0))

@@ -95,6 +95,15 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
     options = _reader_options(format)  # as `dsha hash` reads CSV, so that both agree
     if _is_connect(spark):
         return fingerprint(spark.read.format(format).options(**options).load(path)), None
+    if format == "delta":
+        return _with_record_cache(previous, lambda cache: fingerprint_delta(spark, path, state=cache))
+    return _with_record_cache(previous, lambda cache: fingerprint_path(spark, path, format,
+                                                                        state=Path_(cache).as_uri(), **options))
+
+
+def _with_record_cache(previous: Optional[InputRecord], compute: Callable[[str], Any]) -> Tuple[Fingerprint, Any]:
+    """Runs ``compute(cache_file)`` with the per-file states of the previous record in a temporary cache file, and
+    returns the fingerprint and the cache as ``compute`` rewrote it (kept in the new record)."""
     with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
         cache = os.path.join(d, "files.json")
         if previous is not None and isinstance(previous.files, dict):
@@ -102,10 +111,7 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
                 json.dump(previous.files, f)
         with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
             warnings.simplefilter("ignore", DshaWarning)
-            if format == "delta":
-                r = fingerprint_delta(spark, path, state=cache)
-            else:
-                r = fingerprint_path(spark, path, format, state=Path_(cache).as_uri(), **options)
+            r = compute(cache)
         with open(cache, encoding="utf-8") as f:
             return r.fingerprint, json.load(f)
 
@@ -113,16 +119,7 @@ def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[Inp
 def _fingerprint_iceberg_table(spark: Any, name: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
     """An Iceberg table's fingerprint and its state cache (SPEC.md §15), which the next run's ``previous`` hands
     back, so that an unchanged or compacted table is confirmed from its metadata alone."""
-    with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
-        cache = os.path.join(d, "files.json")
-        if previous is not None and isinstance(previous.files, dict):
-            with open(cache, "w", encoding="utf-8") as f:
-                json.dump(previous.files, f)
-        with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
-            warnings.simplefilter("ignore", DshaWarning)
-            r = fingerprint_iceberg(spark, name, state=cache)
-        with open(cache, encoding="utf-8") as f:
-            return r.fingerprint, json.load(f)
+    return _with_record_cache(previous, lambda cache: fingerprint_iceberg(spark, name, state=cache))
 
 
 def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exact: bool = True) -> InputRecord:
