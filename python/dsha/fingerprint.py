@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from dsha.states import parse as parse_state
+from dsha.states import content_sum_hex, parse as parse_state
 
 if TYPE_CHECKING:
     from dsha.functions import ColumnOrName
@@ -30,7 +30,7 @@ class Fingerprint:
         Python: the same ``Fingerprint`` that ``dsha.fingerprint`` gives for the same rows (SPEC.md §11)."""
         s = parse_state(state)
         return cls(digest=s.digest, rows=s.rows, schema_digest=s.schema_digest.hex(),
-                   content_sum=format(s.content_sum, "032x"), schema=s.schema, algorithm=s.algorithm)
+                   content_sum=content_sum_hex(s.algorithm, s.content_sum), schema=s.schema, algorithm=s.algorithm)
 
 
 @dataclass(frozen=True)
@@ -74,8 +74,60 @@ def _from_struct(f: Any) -> Fingerprint:
 
 META_ALGORITHM = "dsha-meta-v1"
 
+# algorithm= names (SPEC.md §16): the short name and the id alike.
+_ALGORITHM_NAMES = {None: "dsha-v1", "v1": "dsha-v1", "dsha-v1": "dsha-v1", "secure": "dsha-secure-v1",
+                    "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1"}
 
-def fingerprint(df: Any, *cols: "ColumnOrName", exact: bool = True) -> Fingerprint:
+
+class _Digests:
+    """The aggregate functions of one algorithm (and key): ``fingerprint(*cols)`` / ``state(*cols)`` Columns. A key
+    goes to Spark as a session setting (``functions.key_reference``), removed again by ``close``."""
+
+    def __init__(self, spark: Any, algorithm: Optional[str], key: Any):
+        if algorithm not in _ALGORITHM_NAMES:
+            raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure' or 'keyed' (with key=)")
+        self.algorithm = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
+        if (self.algorithm == "dsha-keyed-v1") != (key is not None):
+            raise ValueError("key= and algorithm='keyed' go together: the keyed digest needs a key, the others take none")
+        self.spark, self.reference = spark, None
+        if key is not None:
+            from dsha.functions import key_reference
+
+            self.reference = key_reference(spark, key)
+        # A setting made here is removed by close(); a "conf:NAME" the caller gave stays theirs.
+        self.owned = self.reference is not None and self.reference != key
+
+    def _call(self, form: str, cols: tuple) -> Any:
+        from pyspark.sql import functions as F
+
+        import dsha.functions as fn
+
+        names = {"dsha-v1": "dsha", "dsha-secure-v1": "dsha_secure", "dsha-keyed-v1": "dsha_keyed"}
+        name = names[self.algorithm] + form
+        columns = cols or ("*",)
+        if self.reference is None:
+            return getattr(fn, name)(*columns)
+        return getattr(fn, name)(F.lit(self.reference), *columns)
+
+    def fingerprint(self, *cols: Any) -> Any:
+        return self._call("_fingerprint", cols)
+
+    def state(self, *cols: Any) -> Any:
+        return self._call("_state", cols)
+
+    def close(self) -> None:
+        if self.owned:
+            self.spark.conf.unset(self.reference[len("conf:"):])
+
+    def __enter__(self) -> "_Digests":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def fingerprint(df: Any, *cols: "ColumnOrName", exact: bool = True, algorithm: Optional[str] = None,
+                key: Any = None) -> Fingerprint:
     """The fingerprint of ``df`` (all columns, or the given ones), computed in one Spark job.
 
     ``exact=False``: an approximate fingerprint from file metadata only (``dsha-meta-v1``, SPEC.md §13: the schema
@@ -83,33 +135,38 @@ def fingerprint(df: Any, *cols: "ColumnOrName", exact: bool = True) -> Fingerpri
     files (classic sessions). It is not a content digest — its algorithm and digest prefix differ, ``rows`` is -1
     (unknown) — and it may say "changed" when only the layout or a timestamp changed; it misses only a rewrite that
     keeps a file's path, size and modification time.
+
+    Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1, no secret) or ``key=`` (bytes of
+    at least 16, or a hex/base64 str: dsha-keyed-v1). The key reaches Spark as a redacted session setting, never in
+    the query, and is removed from the session afterwards.
     """
     if not exact:
+        if algorithm is not None or key is not None:
+            raise ValueError("exact=False (dsha-meta-v1) takes no algorithm or key")
         return _metadata_fingerprint(df.select(*cols) if cols else df)
     from dsha._session import ensure_loaded, translate_errors
-    from dsha.functions import dsha_fingerprint
 
     ensure_loaded(df.sparkSession)
-    with translate_errors():
-        row = df.agg(dsha_fingerprint(*(cols or ("*",))).alias("f")).first()
+    with _Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+        row = df.agg(digests.fingerprint(*cols).alias("f")).first()
     return _from_struct(row["f"])
 
 
-def equal(left: Any, right: Any) -> Comparison:
+def equal(left: Any, right: Any, algorithm: Optional[str] = None, key: Any = None) -> Comparison:
     """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise.
 
     Both fingerprints come from one query (two aggregates joined into one row), so the two sides are scanned and
     hashed side by side rather than one after the other. DataFrames of different sessions are hashed one at a time.
     """
     if left.sparkSession is not right.sparkSession:
-        return Comparison(fingerprint(left), fingerprint(right))
+        return Comparison(fingerprint(left, algorithm=algorithm, key=key),
+                          fingerprint(right, algorithm=algorithm, key=key))
     from dsha._session import ensure_loaded, translate_errors
-    from dsha.functions import dsha_fingerprint
 
     ensure_loaded(left.sparkSession)
-    with translate_errors():
-        row = (left.agg(dsha_fingerprint("*").alias("left"))
-               .crossJoin(right.agg(dsha_fingerprint("*").alias("right")))
+    with _Digests(left.sparkSession, algorithm, key) as digests, translate_errors():
+        row = (left.agg(digests.fingerprint().alias("left"))
+               .crossJoin(right.agg(digests.fingerprint().alias("right")))
                .first())
     return Comparison(_from_struct(row["left"]), _from_struct(row["right"]))
 

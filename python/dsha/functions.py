@@ -2,7 +2,8 @@
 PySpark and over Spark Connect (the session must have the extension: see :func:`dsha.configure`)."""
 from __future__ import annotations
 
-from typing import Union
+import uuid
+from typing import Any, Union
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -69,6 +70,77 @@ def dsha_state(*cols: ColumnOrName) -> Column:
     return F.call_function("dsha_state", *_columns(cols))
 
 
+def dsha_secure(*cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha-secure-v1 digest (tamper-evident, no secret; SPEC.md §16.3). Slower than ``dsha``.
+
+    >>> df.agg(dsha_secure("*")).first()[0]
+    'fa0b4f5012...'
+    """
+    return F.call_function("dsha_secure", *_columns(cols))
+
+
+def dsha_secure_fingerprint(*cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha-secure-v1 digest and its parts as a struct (as ``dsha_fingerprint``)."""
+    return F.call_function("dsha_secure_fingerprint", *_columns(cols))
+
+
+def dsha_secure_state(*cols: ColumnOrName) -> Column:
+    """Aggregate: the mergeable dsha-secure-v1 state (BINARY, 4 KiB of lattice lanes; SPEC.md §11, §16.3)."""
+    return F.call_function("dsha_secure_state", *_columns(cols))
+
+
+def key_reference(spark: Any, key: Union[bytes, bytearray, str]) -> str:
+    """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
+    argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one."""
+    if isinstance(key, (bytes, bytearray)):
+        text = bytes(key).hex()
+    elif isinstance(key, str):
+        if key.startswith("conf:"):
+            return key
+        text = key
+    else:
+        raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
+    name = f"spark.dsha.secret.{uuid.uuid4().hex}"
+    spark.conf.set(name, text)
+    return "conf:" + name
+
+
+def _key_column(key: Any) -> Column:
+    if isinstance(key, _column_types()):
+        return key
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.getActiveSession()
+    if spark is None:
+        raise RuntimeError("dsha_keyed needs an active SparkSession: the key is passed to Spark as a session setting, "
+                           "never in the query")
+    return F.lit(key_reference(spark, key))
+
+
+def dsha_keyed(key: Any, *cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha-keyed-v1 digest under a secret key (tamper-evident for whoever lacks the key; SPEC.md
+    §16.2). ``key``: bytes (at least 16), or a hex/base64 str, or ``"conf:NAME"`` for a session setting. The key
+    is handed to Spark as a session setting named ``spark.dsha.secret.*`` (redacted by Spark), never in the plan.
+
+    >>> df.agg(dsha_keyed(os.urandom(32), "*")).first()[0]
+    'f90b4f5012...'
+    """
+    columns = _columns(cols)
+    return F.call_function("dsha_keyed", _key_column(key), *columns)
+
+
+def dsha_keyed_fingerprint(key: Any, *cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha-keyed-v1 digest and its parts as a struct (as ``dsha_fingerprint``)."""
+    columns = _columns(cols)
+    return F.call_function("dsha_keyed_fingerprint", _key_column(key), *columns)
+
+
+def dsha_keyed_state(key: Any, *cols: ColumnOrName) -> Column:
+    """Aggregate: the mergeable dsha-keyed-v1 state (BINARY; merges and finalises without the key)."""
+    columns = _columns(cols)
+    return F.call_function("dsha_keyed_state", _key_column(key), *columns)
+
+
 def _state_column(name: str, state: ColumnOrName) -> Column:
     if not isinstance(state, (str, Column)):
         raise TypeError(f"{name} takes a column name or Column of dsha states, not {type(state).__name__}: {state!r}")
@@ -94,5 +166,6 @@ def dsha_final_fingerprint(state: ColumnOrName) -> Column:
     return F.call_function("dsha_final_fingerprint", _state_column("dsha_final_fingerprint", state))
 
 
-__all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_merge", "dsha_state",
+__all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_keyed", "dsha_keyed_fingerprint",
+           "dsha_keyed_state", "dsha_merge", "dsha_secure", "dsha_secure_fingerprint", "dsha_secure_state", "dsha_state",
            "logical_hash"]

@@ -16,12 +16,32 @@ from typing import Any, Iterable, Optional, Sequence
 MAGIC = b"DSHS"
 FORMAT_VERSION = 1
 _U64 = 1 << 64
-_U128 = 1 << 128
-# The algorithms this package can merge and finalise: multihash code -> id (SPEC.md §6).
-_ALGORITHMS = {0x3D5A01: "dsha-v1"}
+# The algorithms this package can merge and finalise: multihash code -> id (SPEC.md §6, §16).
+_ALGORITHMS = {0x3D5A01: "dsha-v1", 0x3D5A10: "dsha-keyed-v1", 0x3D5A20: "dsha-secure-v1"}
 _CODES = {v: k for k, v in _ALGORITHMS.items()}
 _SCHEMA_DIGEST_BYTES = 32
-_SUM_BYTES = 16
+# The combiner state of each algorithm: its bytes, and whether it is one number (a sum mod 2^(8*bytes)) or lanes of
+# 64 bits summed lane by lane (dsha-secure-v1's LtHash).
+_STATE_BYTES = {"dsha-v1": 16, "dsha-keyed-v1": 32, "dsha-secure-v1": 4096}
+_LANES = {"dsha-secure-v1"}
+
+
+def _add(algorithm: str, a: int, b: int) -> int:
+    """The merge of two combiner states, each held as the integer of its bytes read little-endian."""
+    width = _STATE_BYTES[algorithm]
+    if algorithm not in _LANES:
+        return (a + b) % (1 << (8 * width))
+    x, y = a.to_bytes(width, "little"), b.to_bytes(width, "little")
+    lanes = [(u + v) % _U64 for u, v in zip(struct.unpack(f"<{width // 8}Q", x), struct.unpack(f"<{width // 8}Q", y))]
+    return int.from_bytes(struct.pack(f"<{width // 8}Q", *lanes), "little")
+
+
+def content_sum_hex(algorithm: str, content_sum: int) -> str:
+    """``content_sum`` as fingerprints print it: a sum most significant digit first; lanes in byte order."""
+    width = _STATE_BYTES[algorithm]
+    if algorithm in _LANES:
+        return content_sum.to_bytes(width, "little").hex()
+    return format(content_sum, f"0{2 * width}x")
 
 
 class StateError(ValueError):
@@ -39,7 +59,8 @@ def _varint(n: int) -> bytes:
 
 @dataclass(frozen=True)
 class DigestState:
-    """A parsed state: the algorithm, the canonical schema and its digest, the row count and the 128-bit sum."""
+    """A parsed state: the algorithm, the canonical schema and its digest, the row count and the combiner state
+    (``content_sum``: the sum, or for dsha-secure-v1 the integer of its 4096 lane bytes read little-endian)."""
 
     algorithm: str
     schema: str
@@ -52,7 +73,7 @@ class DigestState:
         return (MAGIC + bytes([FORMAT_VERSION]) + _varint(_CODES[self.algorithm])
                 + struct.pack("<I", len(self.schema_digest)) + self.schema_digest
                 + struct.pack("<Q", self.rows % _U64)
-                + struct.pack("<I", _SUM_BYTES) + (self.content_sum % _U128).to_bytes(_SUM_BYTES, "little")
+                + struct.pack("<I", self._width) + self.content_sum.to_bytes(self._width, "little")
                 + struct.pack("<I", len(text)) + text)
 
     def merge(self, other: "DigestState") -> "DigestState":
@@ -62,12 +83,16 @@ class DigestState:
         if other.schema_digest != self.schema_digest:
             raise StateError(f"cannot merge dsha states of different schemas: {self.schema} and {other.schema}")
         return DigestState(self.algorithm, self.schema, self.schema_digest, (self.rows + other.rows) % _U64,
-                           (self.content_sum + other.content_sum) % _U128)
+                           _add(self.algorithm, self.content_sum, other.content_sum))
+
+    @property
+    def _width(self) -> int:
+        return _STATE_BYTES[self.algorithm]
 
     def multihash(self) -> bytes:
         """The final digest (SPEC.md §6) as a multihash."""
         final = hashlib.sha256(self.algorithm.encode("ascii") + self.schema_digest + struct.pack("<Q", self.rows)
-                               + self.content_sum.to_bytes(_SUM_BYTES, "little")).digest()
+                               + self.content_sum.to_bytes(self._width, "little")).digest()
         return _varint(_CODES[self.algorithm]) + _varint(len(final)) + final
 
     @property
@@ -126,10 +151,11 @@ def parse(state: Any) -> DigestState:
         raise StateError(f"malformed dsha state: the schema digest has {len(digest)} bytes, not 32")
     rows = struct.unpack("<Q", r.take(8, "the row count"))[0]
     sum_bytes = r.u32("the length of the combiner state")
-    if sum_bytes != _SUM_BYTES:
-        raise StateError(f"malformed dsha state: the combiner state of {_ALGORITHMS[code]} has 16 bytes, "
+    width = _STATE_BYTES[_ALGORITHMS[code]]
+    if sum_bytes != width:
+        raise StateError(f"malformed dsha state: the combiner state of {_ALGORITHMS[code]} has {width} bytes, "
                          f"not {sum_bytes}")
-    content_sum = int.from_bytes(r.take(_SUM_BYTES, "the combiner state"), "little")
+    content_sum = int.from_bytes(r.take(width, "the combiner state"), "little")
     text = r.take(r.u32("the length of the schema text"), "the schema text")
     if r.at != len(r.data):
         raise StateError(f"malformed dsha state: {len(r.data) - r.at} bytes after the end of the state")
@@ -144,16 +170,18 @@ def parse(state: Any) -> DigestState:
     return DigestState(_ALGORITHMS[code], schema, digest, rows, content_sum)
 
 
-def state(df: Any, columns: Optional[Sequence[Any]] = None) -> bytes:
-    """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job."""
+def state(df: Any, columns: Optional[Sequence[Any]] = None, algorithm: Optional[str] = None,
+          key: Any = None) -> bytes:
+    """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job;
+    ``algorithm``/``key`` as in :func:`dsha.fingerprint` (a keyed state merges and finalises without its key)."""
     from dsha._session import ensure_loaded, translate_errors
-    from dsha.functions import dsha_state
+    from dsha.fingerprint import _Digests
 
     ensure_loaded(df.sparkSession)
     if isinstance(columns, str):
         columns = [columns]
-    with translate_errors():
-        row = df.agg(dsha_state(*(columns or ["*"])).alias("s")).first()
+    with _Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+        row = df.agg(digests.state(*(columns or ["*"])).alias("s")).first()
     return bytes(row["s"])
 
 
@@ -172,4 +200,4 @@ def merge(states: Iterable[Any]) -> bytes:
     return merged.to_bytes()
 
 
-__all__ = ["DigestState", "StateError", "merge", "parse", "state"]
+__all__ = ["DigestState", "StateError", "content_sum_hex", "merge", "parse", "state"]

@@ -58,7 +58,7 @@ object DigestState {
 
     /** The state of both sets of rows; an error naming both when they are states of different digests. */
     def merge(other: Portable): Portable = {
-      if (other.algorithm != algorithm) {
+      if (other.algorithm.id != algorithm.id) {
         throw new IllegalArgumentException(
           s"cannot merge dsha states of different algorithms: ${algorithm.id} and ${other.algorithm.id}"
         )

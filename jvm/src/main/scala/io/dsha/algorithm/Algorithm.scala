@@ -37,7 +37,19 @@ trait Algorithm extends Serializable {
 }
 
 object Algorithm {
-  val all: Seq[Algorithm] = Seq(DshaV1)
+
+  /** Every algorithm a state may carry. The keyed one without its key: states merge and finalise without it. */
+  val all: Seq[Algorithm] = Seq(DshaV1, DshaKeyedV1.Unkeyed, DshaSecureV1)
+
+  /** SHA-256(domain || schema digest || rows as u64 LE || state words as u64 LE): every algorithm's final digest. */
+  def sha256Final(domain: Array[Byte], schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte] = {
+    val out = new java.io.ByteArrayOutputStream(domain.length + 32 + 8 + 8 * state.length)
+    out.write(domain)
+    out.write(schemaDigest)
+    io.dsha.util.Bytes.writeLongLE(out, rows)
+    state.foreach(io.dsha.util.Bytes.writeLongLE(out, _))
+    io.dsha.util.Bytes.sha256(out.toByteArray)
+  }
 
   def byId(id: String): Algorithm = all.find(_.id == id).getOrElse(
     throw new IllegalArgumentException(s"unknown dsha algorithm '$id' (known: ${all.map(_.id).mkString(", ")})")

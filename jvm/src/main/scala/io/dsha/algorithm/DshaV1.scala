@@ -1,10 +1,8 @@
 package io.dsha.algorithm
 
-import java.io.ByteArrayOutputStream
 import java.nio.charset.StandardCharsets.US_ASCII
 
 import io.dsha.algorithm.v1.{Murmur3EntrySum, Murmur3RowHasher}
-import io.dsha.util.Bytes
 
 /**
  * dsha algorithm v1 (SPEC.md): MurmurHash3_x64_128 row digests after the schema digest, map entries summed mod 2^128,
@@ -24,12 +22,6 @@ case object DshaV1 extends Algorithm {
   private val Domain = id.getBytes(US_ASCII)
 
   /** SHA-256("dsha-v1" || schema digest || rows as u64 LE || sum as u128 LE, i.e. its words low then high). */
-  def finalDigest(schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte] = {
-    val out = new ByteArrayOutputStream(Domain.length + 32 + 8 + 8 * state.length)
-    out.write(Domain)
-    out.write(schemaDigest)
-    Bytes.writeLongLE(out, rows)
-    state.foreach(Bytes.writeLongLE(out, _))
-    Bytes.sha256(out.toByteArray)
-  }
+  def finalDigest(schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte] =
+    Algorithm.sha256Final(Domain, schemaDigest, rows, state)
 }

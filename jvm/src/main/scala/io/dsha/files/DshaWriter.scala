@@ -150,7 +150,7 @@ object DshaWriter {
     val fresh = entries.flatten
     val kept = previous match {
       case Some(Right(m))
-          if m.algorithm == algorithm && m.schemaDigest.sameElements(schema.digest) &&
+          if m.algorithm.id == algorithm.id && m.schemaDigest.sameElements(schema.digest) &&
             m.format == formatName =>
         val freshPaths = fresh.map(_.path).toSet
         m.files.filter(e =>

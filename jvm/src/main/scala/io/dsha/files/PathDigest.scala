@@ -84,7 +84,7 @@ object PathDigest {
             None
           case Some(Right(m)) =>
             val mismatch =
-              if (m.algorithm != algorithm) Some(s"it is for algorithm ${m.algorithm.id}, not ${algorithm.id}")
+              if (m.algorithm.id != algorithm.id) Some(s"it is for algorithm ${m.algorithm.id}, not ${algorithm.id}")
               else if (m.format != formatName) Some(s"it is for format ${m.format}, not $formatName")
               else if (!m.schemaDigest.sameElements(canonical.digest)) {
                 Some(s"it is for the schema ${m.schemaText}, the files have ${canonical.text}")

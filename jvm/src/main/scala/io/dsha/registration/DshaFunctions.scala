@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistryBase
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
-import io.dsha.aggregate.{Dsha, DshaFinal, DshaFinalFingerprint, DshaFingerprint, DshaMerge, DshaState}
+import io.dsha.aggregate._
+import io.dsha.algorithm.DshaKeyedV1
 import io.dsha.expressions.{LogicalHash, NamedArguments}
 import io.dsha.shims.SparkShims
 
@@ -27,12 +28,26 @@ object DshaFunctions {
     describe[Dsha]("dsha")(args => Dsha(args, NamedArguments.of(args))),
     describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, NamedArguments.of(args))),
     describe[DshaState]("dsha_state")(args => DshaState(args, NamedArguments.of(args))),
+    describe[DshaKeyed]("dsha_keyed")(keyed("dsha_keyed", DshaKeyed)),
+    describe[DshaKeyedFingerprint]("dsha_keyed_fingerprint")(keyed("dsha_keyed_fingerprint", DshaKeyedFingerprint)),
+    describe[DshaKeyedState]("dsha_keyed_state")(keyed("dsha_keyed_state", DshaKeyedState)),
+    describe[DshaSecure]("dsha_secure")(args => DshaSecure(args, NamedArguments.of(args))),
+    describe[DshaSecureFingerprint]("dsha_secure_fingerprint")(args =>
+      DshaSecureFingerprint(args, NamedArguments.of(args))
+    ),
+    describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args))),
     describe[DshaMerge]("dsha_merge")(args => DshaMerge(oneState("dsha_merge", args))),
     describe[DshaFinal]("dsha_final")(args => DshaFinal(oneState("dsha_final", args))),
     describe[DshaFinalFingerprint]("dsha_final_fingerprint")(args =>
       DshaFinalFingerprint(oneState("dsha_final_fingerprint", args))
     )
   )
+
+  /** A keyed function: the key first (read now, kept out of the plan), then the columns. */
+  private def keyed(name: String, make: (Seq[Expression], Seq[String], DshaKeyedV1) => Expression): Builder = {
+    case key +: columns => make(columns, NamedArguments.of(columns), DshaKeyedV1(KeyArgument.read(name, key)))
+    case _ => throw new IllegalArgumentException(s"$name takes a key, then the columns to hash")
+  }
 
   private def oneState(name: String, args: Seq[Expression]): Expression = args match {
     case Seq(state) => state

@@ -1,0 +1,36 @@
+package io.dsha.algorithm.secure;
+
+import io.dsha.algorithm.RowHasher;
+import io.dsha.hash.ByteBufferSink;
+
+/**
+ * A row hasher over a cryptographic primitive that takes the row's secure encoding (SPEC.md §16.1) whole: the
+ * encoders write the row into this buffer; {@link #finishRow()} hashes {@code schema digest || row} with
+ * {@link #digest(byte[], byte[], int)}. Row digests are read back as little-endian words.
+ */
+public abstract class BufferedRowHasher extends ByteBufferSink implements RowHasher {
+  private final byte[] schemaDigest;
+
+  protected BufferedRowHasher(byte[] schemaDigest) {
+    this.schemaDigest = schemaDigest.clone();
+  }
+
+  @Override
+  public final void startRow() {
+    clear();
+  }
+
+  @Override
+  public final void finishRow() {
+    digest(schemaDigest, array(), length());
+  }
+
+  /** Computes the digest of {@code prefix || row[0, length)}. */
+  protected abstract void digest(byte[] prefix, byte[] row, int length);
+
+  static long wordLE(byte[] b, int at) {
+    long v = 0;
+    for (int k = 7; k >= 0; k--) v = (v << 8) | (b[at + k] & 0xffL);
+    return v;
+  }
+}

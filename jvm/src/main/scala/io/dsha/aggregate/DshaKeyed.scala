@@ -1,0 +1,98 @@
+package io.dsha.aggregate
+
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
+
+import io.dsha.algorithm.{Algorithm, DshaKeyedV1}
+
+// The keyed tamper-evident digest (SPEC.md §16.2): dsha's three forms with dsha-keyed-v1 under a key as their
+// algorithm. The key is not an argument of the expression (it would print in plans): the function builder reads it
+// (registration/KeyArgument) and the algorithm holds it.
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(key, expr1, expr2, ...) - Returns the dsha-keyed-v1 digest of the rows under a secret key: like dsha,
+      order-independent and duplicate-sensitive, and tamper-evident for anyone without the key (the sum mod 2^256 of
+      HMAC-SHA-256 of each row; SPEC.md §16). The key never appears in plans, logs or errors.
+  """,
+  arguments = """
+    Arguments:
+      * key - a constant: BINARY (at least 16 bytes), or a STRING in hex or base64, or 'conf:NAME' to read it from the
+          session setting NAME (recommended: a literal key is part of the SQL text).
+      * expr1, expr2, ... - columns or expressions, identified by name; `*` hashes every column.
+  """,
+  examples = """
+    Examples:
+      > SELECT substr(_FUNC_('000102030405060708090a0b0c0d0e0f', *), 1, 11) FROM VALUES (1, 'a') AS t(id, name);
+       f90b4f50120
+  """,
+  group = "agg_funcs",
+  since = "0.5.0"
+)
+// scalastyle:on line.size.limit
+case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+    extends DshaAggregate {
+  override def prettyName: String = "dsha_keyed"
+  override def withFieldNames(names: Seq[String]): DshaKeyed = copy(fieldNames = names)
+  override protected def form: DshaResult.Form = DshaResult.Digest
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaKeyed =
+    copy(children = newChildren)
+}
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(key, expr1, expr2, ...) - Returns the dsha-keyed-v1 digest with its parts, as dsha_fingerprint does
+      (content_sum: the 256-bit sum of row MACs, as confidential as the comparison).
+  """,
+  arguments = """
+    Arguments:
+      * key - as for dsha_keyed.
+      * expr1, expr2, ... - columns or expressions, identified by name; `*` hashes every column.
+  """,
+  examples = """
+    Examples:
+      > SELECT _FUNC_('000102030405060708090a0b0c0d0e0f', *).algorithm FROM range(5);
+       dsha-keyed-v1
+  """,
+  group = "agg_funcs",
+  since = "0.5.0"
+)
+// scalastyle:on line.size.limit
+case class DshaKeyedFingerprint(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+    extends DshaAggregate {
+  override def prettyName: String = "dsha_keyed_fingerprint"
+  override def withFieldNames(names: Seq[String]): DshaKeyedFingerprint = copy(fieldNames = names)
+  override protected def form: DshaResult.Form = DshaResult.Fingerprint
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaKeyedFingerprint =
+    copy(children = newChildren)
+}
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(key, expr1, expr2, ...) - Returns the mergeable state of the dsha-keyed-v1 digest (SPEC.md §11, §16.2).
+      States merge and finalise without the key, and do not record which key made them.
+  """,
+  arguments = """
+    Arguments:
+      * key - as for dsha_keyed.
+      * expr1, expr2, ... - columns or expressions, identified by name; `*` hashes every column.
+  """,
+  examples = """
+    Examples:
+      > SELECT dsha_final(_FUNC_('000102030405060708090a0b0c0d0e0f', *)) = dsha_keyed('000102030405060708090a0b0c0d0e0f', *) FROM range(3);
+       true
+  """,
+  group = "agg_funcs",
+  since = "0.5.0"
+)
+// scalastyle:on line.size.limit
+case class DshaKeyedState(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+    extends DshaAggregate {
+  override def prettyName: String = "dsha_keyed_state"
+  override def withFieldNames(names: Seq[String]): DshaKeyedState = copy(fieldNames = names)
+  override protected def form: DshaResult.Form = DshaResult.State
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaKeyedState =
+    copy(children = newChildren)
+}
