@@ -94,6 +94,11 @@ def _parser() -> argparse.ArgumentParser:
                              help="arrow: dsha.arrow, without Spark or a JVM (local files); spark: an embedded or "
                                   "remote Spark; auto (default): arrow for local Parquet, ORC and Arrow files when "
                                   "no Spark setting, table or per-file state is asked for, else spark")
+        command.add_argument("--secure", action="store_true",
+                             help="the tamper-evident public digest dsha-secure-v1 (SPEC.md §16.3; slower)")
+        command.add_argument("--key-file", metavar="FILE",
+                             help="the keyed digest dsha-keyed-v1 (SPEC.md §16.2) under the key in FILE: hex or "
+                                  "base64 text, or raw bytes (at least 16). Never give a key on the command line")
     from dsha import cli_store
 
     cli_store.add_parsers(sub, common)
@@ -262,8 +267,36 @@ def _fingerprint(spark, source: str, args, table: Optional[str] = None):
     import dsha
 
     started = time.time()
-    fp = dsha.fingerprint(_load(spark, source, args, table))
+    fp = dsha.fingerprint(_load(spark, source, args, table), **_algorithm(args))
     return fp, time.time() - started
+
+
+def _read_key(path: str):
+    """The key in a --key-file: its text if it is hex or base64, else its bytes. Errors name the file, never the key."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read the key file {path}: {e.strerror}") from None
+    try:
+        text = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        text = None
+    if text and re.fullmatch(r"(?:[0-9a-fA-F]{2})+|[A-Za-z0-9+/_-]+={0,2}", text):
+        return text
+    if len(data) < 16:
+        raise UsageError(f"the key file {path} holds {len(data)} bytes; a key needs at least 16 (32 random bytes "
+                         "are recommended), as raw bytes, hex or base64")
+    return data
+
+
+def _algorithm(args) -> dict:
+    """dsha.fingerprint's algorithm/key arguments for --secure / --key-file."""
+    if getattr(args, "key_file", None):
+        return {"key": _read_key(args.key_file)}
+    if getattr(args, "secure", False):
+        return {"algorithm": "secure"}
+    return {}
 
 
 def _fingerprint_files(spark, args):
@@ -381,6 +414,8 @@ def _engine(args) -> str:
     why_not = None
     if args.command == "hash" and (args.table or args.approximate or args.state or args.update_manifest):
         why_not = "--table, --approximate, --state and --update-manifest need the Spark engine"
+    if args.secure or args.key_file:
+        why_not = "--secure and --key-file need the Spark engine (the Arrow engine computes dsha-v1)"
     for source in sources:
         if why_not:
             break
@@ -499,6 +534,12 @@ def _run(args) -> int:
         raise UsageError("give a PATH or --table NAME")
     if args.command == "hash" and args.approximate and (args.state or args.update_manifest or args.no_cache):
         raise UsageError("--approximate reads no data: it takes no --state, --update-manifest or --no-cache")
+    if args.command in ("hash", "compare") and args.secure and args.key_file:
+        raise UsageError("--secure and --key-file are two digests: give one")
+    if (args.command == "hash" and (args.secure or args.key_file)
+            and (args.approximate or args.state or args.update_manifest)):
+        raise UsageError("--secure and --key-file hash every row: they take no --approximate, --state or "
+                         "--update-manifest")
     if (args.command == "hash" and (args.state or args.update_manifest) and not _uses_file_states(args)
             and not _iceberg_state_allowed(args)):
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
@@ -528,6 +569,8 @@ def _run(args) -> int:
                 else:
                     fp = dsha.fingerprint(_load(spark, args.path, args, args.table), exact=False)
                 seconds = time.time() - started
+            elif args.secure or args.key_file:
+                fp, seconds = _fingerprint(spark, args.path, args, args.table)
             elif _is_iceberg_hash(spark, args):  # Iceberg tables (issue 18)
                 files, seconds = _iceberg_hash(spark, args)
                 fp = files.fingerprint
@@ -539,7 +582,7 @@ def _run(args) -> int:
             _print_hash(args, engine, fp, seconds, files)
             return EXIT_EQUAL
         started = time.time()
-        cmp = dsha.equal(_load(spark, args.left, args), _load(spark, args.right, args))
+        cmp = dsha.equal(_load(spark, args.left, args), _load(spark, args.right, args), **_algorithm(args))
         _print_compare(args, engine, cmp, time.time() - started)
         return EXIT_EQUAL if cmp else EXIT_DIFFERENT
     finally:

@@ -1,0 +1,165 @@
+package io.dsha
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.ExplainMode
+
+/**
+ * dsha-keyed-v1 and dsha-secure-v1 (SPEC.md §16): the same digest in every execution mode, order-independent and
+ * duplicate-sensitive; the table state is exactly the combination of per-row states (sum mod 2^256, lane-wise sums mod
+ * 2^64); keys read in every form, never in a plan or an error. The row values themselves are checked against the
+ * independent reference (tests/reference, golden vectors-secure.json).
+ */
+class SecureDigestSuite extends SparkSuite {
+
+  private val KeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+  private val KeyBase64 = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+  private val functions = Seq("dsha_secure" -> "", "dsha_keyed" -> s"'$KeyHex', ")
+
+  private def table(seed: Int): DataFrame = {
+    val gen = new RandomTables(seed)
+    val schema = gen.structType(2 + gen.random.nextInt(3), depth = 3)
+    spark.createDataFrame(gen.rows(schema, 15 + gen.random.nextInt(15)).asJava, schema)
+  }
+
+  private def digest(df: DataFrame, function: String, key: String): String =
+    df.repartition(3).selectExpr(s"$function($key*)").head().getString(0)
+
+  for (seed <- 1 to 4; (function, key) <- functions) {
+    test(s"$function: every execution mode, row order, partitioning, duplicates and changes, random table #$seed") {
+      val df = table(seed)
+      val rows = df.collect().toSeq
+      val base = sameInAllModes(digest(df, function, key))
+      assert(base.startsWith(if (function == "dsha_secure") "fa0b4f50120" else "f90b4f50120"))
+      sameInAllModes {
+        val cached = df.coalesce(2).cache()
+        try assert(cached.selectExpr(s"$function($key*)").head().getString(0) == base, "cached (row bytes)")
+        finally cached.unpersist()
+        assert(digest(spark.createDataFrame(scala.util.Random.shuffle(rows).asJava, df.schema), function, key) == base)
+      }
+      assert(digest(df.union(df.limit(1)), function, key) != base, "a duplicated row")
+      assert(digest(spark.createDataFrame(rows.tail.asJava, df.schema), function, key) != base, "a dropped row")
+      assert(digest(df, "dsha", "") != base, "another algorithm")
+    }
+  }
+
+  /** The combiner state of a state (SPEC.md §11.1) as words, read little-endian. */
+  private def words(state: Array[Byte]): Seq[Long] = {
+    val s = aggregate.DigestState.parse(state)
+    s.words.toSeq
+  }
+
+  test("the table state is the combination of the rows' states: a sum mod 2^256; lane-wise sums mod 2^64") {
+    val df = table(7).selectExpr("*", "monotonically_increasing_id() AS _rid")
+    val columns = df.columns.filter(_ != "_rid").map(c => s"`$c`").mkString(", ")
+    for ((function, key) <- functions) {
+      val perRow = df.groupBy("_rid").agg(org.apache.spark.sql.functions.expr(s"${function}_state($key$columns)"))
+        .collect().map(r => words(r.getAs[Array[Byte]](1)))
+      val whole = words(df.selectExpr(s"${function}_state($key$columns)").head().getAs[Array[Byte]](0))
+      if (function == "dsha_keyed") {
+        def number(w: Seq[Long]) = w.zipWithIndex.map { case (x, i) =>
+          (BigInt(x) & ((BigInt(1) << 64) - 1)) << (64 * i)
+        }.sum
+        assert(number(whole) == perRow.map(number).sum.mod(BigInt(2).pow(256)))
+        assert(whole.size == 4)
+      } else {
+        assert(whole.size == 512)
+        assert(whole == perRow.reduce((a, b) => a.zip(b).map { case (x, y) => x + y }))
+      }
+    }
+  }
+
+  test("map entry order and variant field order do not count; map contents do") {
+    for ((function, key) <- functions) {
+      def d(sql: String) = spark.sql(s"SELECT $function(${key}m) FROM (SELECT $sql AS m)").head().getString(0)
+      assert(d("map(1, 'a', 2, 'b')") == d("map(2, 'b', 1, 'a')"))
+      assert(d("map(1, 'a', 2, 'b')") != d("map(1, 'b', 2, 'a')"))
+      assert(d("map(1, map('x', 1, 'y', 2))") == d("map(1, map('y', 2, 'x', 1))"))
+      assert(d("array(map(1, 'a'), map(2, 'b'))") != d("array(map(2, 'b'), map(1, 'a'))"))
+    }
+  }
+
+  test("dsha_keyed: one key in every form gives one digest; two keys in one query give two") {
+    spark.conf.set("spark.dsha.secret.suite", KeyBase64)
+    try {
+      val forms = Seq(
+        s"'$KeyHex'",
+        s"'${KeyHex.toUpperCase}'",
+        s"'$KeyBase64'",
+        s"'${KeyBase64.stripSuffix("=")}'",
+        s"X'$KeyHex'",
+        "'conf:spark.dsha.secret.suite'"
+      )
+      val digests = forms.map(k => spark.sql(s"SELECT dsha_keyed($k, id) FROM range(10)").head().getString(0))
+      assert(digests.distinct.size == 1, forms.zip(digests))
+      val other = "ff" + KeyHex.drop(2)
+      val two = spark.sql(s"SELECT dsha_keyed('$KeyHex', id), dsha_keyed('$other', id) FROM range(10)").head()
+      assert(two.getString(0) == digests.head)
+      assert(two.getString(1) != two.getString(0))
+    } finally spark.conf.unset("spark.dsha.secret.suite")
+  }
+
+  test("the key is in no plan (analyzed, optimized, physical; every EXPLAIN mode) and no error") {
+    spark.conf.set("spark.dsha.secret.suite", KeyHex)
+    try {
+      val df = spark.sql("SELECT dsha_keyed('conf:spark.dsha.secret.suite', id, id % 3) FROM range(10)")
+      val texts = Seq("simple", "extended", "codegen", "cost", "formatted").map(m =>
+        df.queryExecution.explainString(ExplainMode.fromString(m))
+      ) :+ df.queryExecution.toString
+      texts.foreach { t =>
+        assert(!t.toLowerCase.contains(KeyHex.drop(4)), t)
+        assert(!t.contains(KeyBase64.take(20)), t)
+      }
+      assert(texts(1).contains("dsha-keyed-v1"))
+      // A literal key is part of the SQL text and its parsed plan, but of nothing after analysis.
+      val literal = spark.sql(s"SELECT dsha_keyed('$KeyHex', id) FROM range(3)").queryExecution
+      Seq(literal.analyzed, literal.optimizedPlan, literal.executedPlan).foreach(p =>
+        assert(!p.toString.toLowerCase.contains(KeyHex.drop(4)), p.toString)
+      )
+    } finally spark.conf.unset("spark.dsha.secret.suite")
+  }
+
+  test("bad keys are errors that name the function and the setting, never the key") {
+    val secretText = "00112233445566778899aabbccddeeff0011"
+    def error(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage
+    val short = error("SELECT dsha_keyed('0011223344556677', id) FROM range(3)")
+    assert(short.contains("the key of dsha_keyed is 8 bytes; a key needs at least 16"), short)
+    val notHex = error("SELECT dsha_keyed('not a key!', id) FROM range(3)")
+    assert(notHex.contains("neither hex nor base64") && !notHex.contains("not a key!"), notHex)
+    val column = error("SELECT dsha_keyed(cast(id AS string), id) FROM range(3)")
+    assert(column.contains("must be a constant"), column)
+    val unset = error("SELECT dsha_keyed('conf:spark.dsha.secret.none', id) FROM range(3)")
+    assert(unset.contains("'spark.dsha.secret.none', which is not set"), unset)
+    spark.conf.set("spark.dsha.secret.suite", secretText)
+    try {
+      // Errors after the key is read (a wrong column, no columns) show the plan: without the key.
+      val noColumns = error("SELECT dsha_keyed_state('conf:spark.dsha.secret.suite') FROM range(3)")
+      assert(!noColumns.contains(secretText.drop(2)), noColumns)
+      val badColumn = error("SELECT dsha_keyed('conf:spark.dsha.secret.suite', id, no_such_column) FROM range(3)")
+      assert(badColumn.contains("no_such_column") && !badColumn.contains(secretText.drop(2)), badColumn)
+    } finally spark.conf.unset("spark.dsha.secret.suite")
+  }
+
+  test("states: keyed and secure states merge and finalise (SQL) as the digests of the whole") {
+    for ((function, key) <- functions) {
+      val row = spark.sql(
+        s"""SELECT dsha_final(dsha_merge(s)) = (SELECT $function(${key}id, name) FROM t0),
+           |       dsha_final_fingerprint(dsha_merge(s)).algorithm
+           |FROM (SELECT g, ${function}_state(${key}id, name) AS s FROM
+           |      (SELECT id, id % 4 AS g, cast(id AS string) AS name FROM range(100)) GROUP BY g)""".stripMargin
+          .replace("FROM t0", "FROM (SELECT id, cast(id AS string) AS name FROM range(100))")
+      ).head()
+      assert(row.getBoolean(0), function)
+      assert(row.getString(1) == (if (function == "dsha_secure") "dsha-secure-v1" else "dsha-keyed-v1"))
+    }
+    val mixed = intercept[Exception](spark.sql(
+      s"SELECT dsha_merge(s) FROM (SELECT dsha_state(id) s FROM range(3) UNION ALL SELECT dsha_secure_state(id) FROM range(3))"
+    ).collect()).getMessage
+    assert(
+      mixed.contains("different algorithms: dsha-v1 and dsha-secure-v1") ||
+        mixed.contains("different algorithms: dsha-secure-v1 and dsha-v1"),
+      mixed
+    )
+  }
+}
