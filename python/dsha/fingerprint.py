@@ -89,13 +89,15 @@ class _Digests:
         self.algorithm = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
         if (self.algorithm == "dsha-keyed-v1") != (key is not None):
             raise ValueError("key= and algorithm='keyed' go together: the keyed digest needs a key, the others take none")
-        self.spark, self.reference = spark, None
+        self.spark, self.reference, self.owned = spark, None, False
         if key is not None:
-            from dsha.functions import key_reference
+            from dsha.functions import key_reference, key_setting
 
+            setting = key_setting(key)
+            # Spark removes a key setting when it reads it; close() removes one made here if the query failed
+            # before; one that exists (a Column made with the same key, a "conf:NAME" the caller gave) stays.
+            self.owned = setting is not None and spark.conf.get(setting[0], None) is None
             self.reference = key_reference(spark, key)
-        # A setting made here is removed by close(); a "conf:NAME" the caller gave stays theirs.
-        self.owned = self.reference is not None and self.reference != key
 
     def _call(self, form: str, cols: tuple) -> Any:
         from pyspark.sql import functions as F
@@ -116,7 +118,7 @@ class _Digests:
         return self._call("_state", cols)
 
     def close(self) -> None:
-        if self.owned:
+        if self.owned and self.spark.conf.get(self.reference[len("conf:"):], None) is not None:
             self.spark.conf.unset(self.reference[len("conf:"):])
 
     def __enter__(self) -> "_Digests":

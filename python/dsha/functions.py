@@ -2,8 +2,9 @@
 PySpark and over Spark Connect (the session must have the extension: see :func:`dsha.configure`)."""
 from __future__ import annotations
 
-import uuid
-from typing import Any, Union
+import hashlib
+import os
+from typing import Any, Optional, Union
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -89,18 +90,33 @@ def dsha_secure_state(*cols: ColumnOrName) -> Column:
     return F.call_function("dsha_secure_state", *_columns(cols))
 
 
-def key_reference(spark: Any, key: Union[bytes, bytearray, str]) -> str:
-    """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
-    argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one."""
+# Names of key settings: a salted hash of the key (the salt never leaves this process), so one key has one name,
+# which says nothing about the key. Spark reads the setting once, when it analyses the query, and removes it from the
+# session (SPEC.md §16.2): session settings are copied into every job's properties and event logs.
+_SALT = os.urandom(16)
+
+
+def key_setting(key: Union[bytes, bytearray, str]) -> Optional[tuple]:
+    """(setting name, key text) for a key, or None for a ``"conf:NAME"`` reference to a setting already made."""
     if isinstance(key, (bytes, bytearray)):
         text = bytes(key).hex()
     elif isinstance(key, str):
         if key.startswith("conf:"):
-            return key
-        text = key
+            return None
+        text = key.strip()
     else:
         raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
-    name = f"spark.dsha.secret.{uuid.uuid4().hex}"
+    return "spark.dsha.secret." + hashlib.sha256(_SALT + text.encode()).hexdigest()[:32], text
+
+
+def key_reference(spark: Any, key: Union[bytes, bytearray, str]) -> str:
+    """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
+    argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one. The
+    setting lasts until Spark reads it (analysing the query that uses it), which removes it."""
+    setting = key_setting(key)
+    if setting is None:
+        return str(key)
+    name, text = setting
     spark.conf.set(name, text)
     return "conf:" + name
 

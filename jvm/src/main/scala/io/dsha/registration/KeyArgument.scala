@@ -11,9 +11,32 @@ import io.dsha.util.Secret
  * The key argument of the keyed functions (SPEC.md §16.2), read once when the query is analysed: a constant BINARY,
  * a STRING in hex or base64, or `conf:NAME` for the session setting NAME. From then on the key lives in the
  * algorithm, outside the plan's expressions. Errors name the function and the setting, never the key.
+ *
+ * A setting read as a key is removed from the session and kept in the driver's memory under its name: Spark copies
+ * session settings into every job's properties, and event logs print those unredacted. A plan analysed again (Spark
+ * Connect re-analyses for each action) finds the key by the same name.
  */
 object KeyArgument {
   val ConfPrefix = "conf:"
+
+  private val keys = new java.util.concurrent.ConcurrentHashMap[String, Secret]()
+
+  private def fromSetting(name: String, what: String): Secret = {
+    val conf = SQLConf.get
+    Option(conf.getConfString(name, null)) match {
+      case Some(value) =>
+        val key = Secret.parse(value, s"$what (session setting '$name')")
+        keys.put(name, key)
+        // The analyser may run on a copy of the session's settings: remove it from both.
+        conf.unsetConf(name)
+        org.apache.spark.sql.SparkSession.getActiveSession.foreach(_.conf.unset(name))
+        key
+      case None =>
+        Option(keys.get(name)).getOrElse(
+          throw new IllegalArgumentException(s"$what names the session setting '$name', which is not set")
+        )
+    }
+  }
 
   def read(function: String, key: Expression): Secret = {
     val what = s"the key of $function"
@@ -28,11 +51,7 @@ object KeyArgument {
       case (_: StringType, text: UTF8String) =>
         val s = text.toString
         if (s.startsWith(ConfPrefix)) {
-          val name = s.substring(ConfPrefix.length).trim
-          val value = SQLConf.get.getConfString(name, null)
-          if (value == null)
-            throw new IllegalArgumentException(s"$what names the session setting '$name', which is not set")
-          Secret.parse(value, s"$what (session setting '$name')")
+          fromSetting(s.substring(ConfPrefix.length).trim, what)
         } else {
           Secret.parse(s, what)
         }

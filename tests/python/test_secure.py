@@ -1,0 +1,146 @@
+"""Tamper-evident digests (SPEC.md §16): dsha-keyed-v1 and dsha-secure-v1 through the Python API, SQL and the CLI, in
+classic and Spark Connect sessions: every codegen mode gives one digest, states merge in pure Python, keys in every
+form give one digest, and the key never appears in plans, logs, event logs or errors."""
+import base64
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+from pyspark.sql import functions as F
+
+import dsha
+from dsha import Fingerprint
+from dsha.functions import (dsha_keyed, dsha_keyed_fingerprint, dsha_keyed_state, dsha_secure, dsha_secure_fingerprint,
+                            dsha_secure_state)
+
+KEY = bytes(range(32))
+KEY_HEX = KEY.hex()
+KEY_B64 = base64.b64encode(KEY).decode()
+# What must never be printed: the key in hex (either case) and base64, minus a few leading characters.
+KEY_TEXTS = (KEY_HEX[6:], KEY_HEX[6:].upper(), KEY_B64[4:30])
+SQL = ("SELECT * FROM VALUES (1, 'a', map(1, 'x', 2, 'y'), array(1.5D, NULL)), (2, 'b', map(2, 'y', 1, 'x'), NULL), "
+       "(2, 'b', NULL, array(CAST('NaN' AS DOUBLE))) AS t(id, name, m, xs)")
+
+
+def _no_key(text):
+    for k in KEY_TEXTS:
+        assert k not in text, f"the key ({k[:6]}...) is in: {text[:2000]}"
+
+
+@pytest.fixture(scope="module")
+def table(spark):
+    return spark.sql(SQL)
+
+
+def test_every_codegen_mode_gives_one_digest_and_the_forms_agree(spark, table, in_codegen_mode):
+    results = {}
+    for mode in ("CODEGEN_ONLY", "NO_CODEGEN", "HASH_ROW_BYTES"):
+        with in_codegen_mode(mode):
+            cached = table.coalesce(1).cache()
+            row = cached.agg(dsha_secure("*").alias("s"), dsha_keyed(KEY, "*").alias("k"),
+                             dsha_secure_fingerprint("*").alias("sf"), dsha_keyed_fingerprint(KEY, "*").alias("kf"),
+                             F.call_function("dsha_final", dsha_secure_state("*")).alias("ss"),
+                             F.call_function("dsha_final", dsha_keyed_state(KEY, "*")).alias("ks")).first()
+            cached.unpersist()
+            results[mode] = (row.s, row.k, row.sf.digest, row.kf.digest, row.ss, row.ks)
+    assert len(set(results.values())) == 1, results
+    s, k, sf, kf, ss, ks = results["CODEGEN_ONLY"]
+    assert s == sf == ss and s.startswith("fa0b4f50120") and len(s) == 75
+    assert k == kf == ks and k.startswith("f90b4f50120")
+    assert len({s, k, dsha.fingerprint(table).digest}) == 3
+
+
+def _key_settings(spark):
+    return sorted(r[0] for r in spark.sql("SET").collect() if str(r[0]).startswith("spark.dsha.secret."))
+
+
+def test_python_api_key_forms_states_and_comparisons(spark, table):
+    before = _key_settings(spark)
+    keyed = dsha.fingerprint(table, key=KEY)
+    assert keyed.algorithm == "dsha-keyed-v1" and keyed.rows == 3 and len(keyed.content_sum) == 64
+    for form in (KEY_HEX, KEY_HEX.upper(), KEY_B64, KEY_B64.rstrip("="), bytearray(KEY)):
+        assert dsha.fingerprint(table, key=form) == keyed
+    assert dsha.fingerprint(table, algorithm="keyed", key=KEY) == keyed
+    assert dsha.fingerprint(table, key=bytes(reversed(KEY))).digest != keyed.digest
+    secure = dsha.fingerprint(table, algorithm="secure")
+    assert secure.algorithm == "dsha-secure-v1" and len(secure.content_sum) == 8192
+    # States of parts merge in pure Python into the whole's fingerprint; the keyed one without the key.
+    for kwargs, whole in (({"key": KEY}, keyed), ({"algorithm": "secure"}, secure)):
+        parts = [dsha.state(table.where(f"id = {i}"), **kwargs) for i in (1, 2)]
+        assert Fingerprint.from_state(dsha.merge(parts)) == whole
+        assert Fingerprint.from_state(dsha.merge(reversed(parts))) == whole
+    # Comparisons say equal and why not.
+    assert dsha.equal(table, table.orderBy(F.desc("id")), key=KEY)
+    assert dsha.equal(table, table.union(table.limit(1)), algorithm="secure").reason == "row count"
+    # No setting made for a key outlives the call.
+    assert _key_settings(spark) == before
+    with pytest.raises(ValueError, match="key= and algorithm='keyed' go together"):
+        dsha.fingerprint(table, algorithm="secure", key=KEY)
+    with pytest.raises(ValueError, match="unknown dsha algorithm"):
+        dsha.fingerprint(table, algorithm="sha256")
+
+
+def test_the_key_is_in_no_explain_output_and_no_error(spark, table, capsys):
+    column = dsha_keyed(KEY, "*")
+    # The key waits in a setting (its value redacted by SET) until Spark reads it, which removes it from the session.
+    settings = {r[0]: r[1] for r in spark.sql("SET").collect() if str(r[0]).startswith("spark.dsha.secret.")}
+    assert len(settings) >= 1
+    _no_key(str(settings))
+    df = table.agg(column, dsha_keyed_state(KEY_B64, "id"))
+    df.first()
+    assert _key_settings(spark) == []
+    for mode in ("simple", "extended", "codegen", "cost", "formatted"):
+        df.explain(mode=mode)
+        out = capsys.readouterr().out
+        assert mode == "codegen" or "dsha_keyed" in out
+        _no_key(out)
+    assert df.first()[0].startswith("f90b4f50120")
+    with pytest.raises(Exception) as short:
+        table.agg(dsha_keyed(KEY[:8], "*")).first()
+    assert "a key needs at least 16" in str(short.value)
+    _no_key(str(short.value))
+    with pytest.raises(Exception) as missing:
+        table.agg(dsha_keyed(KEY, "id", "no_such_column")).first()
+    assert "no_such_column" in str(missing.value)
+    _no_key(str(missing.value))
+
+
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own Spark; run once")
+def test_cli_key_file_and_secure_with_event_log_and_logs(spark, table, tmp_path):
+    data = tmp_path / "t"
+    table.write.parquet(str(data))
+    (tmp_path / "key").write_text(KEY_B64 + "\n")
+    events = tmp_path / "events"
+    events.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]", "--conf",
+                               "spark.ui.enabled=false"], capture_output=True, text=True, timeout=300, env=env,
+                              stdin=subprocess.DEVNULL)
+
+    keyed = run("hash", str(data), "--key-file", str(tmp_path / "key"), "--json", "--verbose",
+                "--conf", "spark.eventLog.enabled=true", "--conf", "spark.eventLog.compress=false",
+                "--conf", f"spark.eventLog.dir={events}")
+    assert keyed.returncode == 0, keyed.stderr[-3000:]
+    import json
+
+    out = json.loads(keyed.stdout.strip().splitlines()[-1])
+    assert out["algorithm"] == "dsha-keyed-v1"
+    assert out["digest"] == spark.read.parquet(str(data)).agg(dsha_keyed(KEY, "*")).first()[0]
+    logs = [open(p, encoding="utf-8", errors="replace").read()
+            for p in glob.glob(str(events / "**"), recursive=True) if os.path.isfile(p)]
+    assert logs and any("dsha_keyed" in text for text in logs)  # the plans are there, the key is not
+    for text in logs + [keyed.stdout, keyed.stderr]:
+        _no_key(text)
+    # --secure on compare: equal to a copy, exit 1 against a different table.
+    same = run("compare", str(data), str(data), "--secure", "--json")
+    assert same.returncode == 0, same.stderr[-2000:]
+    bad = run("hash", str(data), "--secure", "--key-file", str(tmp_path / "key"))
+    assert bad.returncode == 2 and "give one" in bad.stderr
+    (tmp_path / "short").write_bytes(b"\x01\x02")
+    short = run("hash", str(data), "--key-file", str(tmp_path / "short"))
+    assert short.returncode == 2 and "holds 2 bytes; a key needs at least 16" in short.stderr
