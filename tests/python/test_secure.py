@@ -144,3 +144,27 @@ def test_cli_key_file_and_secure_with_event_log_and_logs(spark, table, tmp_path)
     (tmp_path / "short").write_bytes(b"\x01\x02")
     short = run("hash", str(data), "--key-file", str(tmp_path / "short"))
     assert short.returncode == 2 and "holds 2 bytes; a key needs at least 16" in short.stderr
+
+
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="dsha.write needs a classic session")
+def test_write_time_and_incremental_secure_digests(spark, tmp_path):
+    import warnings
+
+    path = str(tmp_path / "w")
+    first = spark.range(0, 300).selectExpr("id", "cast(id % 7 AS string) AS s", "map(id % 3, id) AS m")
+    written = dsha.write(first.repartition(3), path, algorithm="secure")
+    read = spark.read.schema(first.schema).parquet(path)
+    assert written == dsha.fingerprint(read, algorithm="secure") and written.algorithm == "dsha-secure-v1"
+    more = spark.range(300, 400).selectExpr("id", "cast(id % 7 AS string) AS s", "map(id % 3, id) AS m")
+    dsha.write(more.repartition(2), path, mode="append", algorithm="secure")
+    again = dsha.fingerprint_path(spark, path, algorithm="secure")
+    assert again.files_reused == again.files_total >= 5 and again.files_read == 0
+    assert again.fingerprint == dsha.fingerprint(spark.read.parquet(path), algorithm="secure")
+    # The manifest's states are dsha-secure-v1: a dsha-v1 re-digest cannot use them, says so, and reads the files.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v1 = dsha.fingerprint_path(spark, path)
+    assert v1.files_read == v1.files_total and v1.fingerprint == dsha.fingerprint(spark.read.parquet(path))
+    assert any("dsha-secure-v1" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    with pytest.raises(Exception, match="not for the keyed digest"):
+        dsha.write(first, str(tmp_path / "k"), algorithm="keyed")

@@ -19,6 +19,16 @@ object functions {
   /** Aggregate: the mergeable state of the digest (BINARY, SPEC.md §11). */
   def dsha_state(cols: Column*): Column = call("dsha_state", cols)
 
+  /** Aggregate: the mergeable state of the dsha-secure-v1 digest (SPEC.md §16.3). */
+  def dsha_secure_state(cols: Column*): Column = call("dsha_secure_state", cols)
+
+  /** Aggregate: the mergeable state of an algorithm without a key (dsha-v1, dsha-secure-v1). */
+  def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column = algorithm match {
+    case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
+    case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
+    case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
+  }
+
   /** Aggregate: the merge of dsha states. */
   def dsha_merge(state: Column): Column = call("dsha_merge", Seq(state))
 

@@ -43,9 +43,10 @@ object DshaWriter {
       format: String = "parquet",
       mode: String = "errorifexists",
       partitionBy: Seq[String] = Nil,
-      options: Map[String, String] = Map.empty
+      options: Map[String, String] = Map.empty,
+      algorithm: Algorithm = DshaV1
   ): Result = {
-    val algorithm: Algorithm = DshaV1
+    Written.check(algorithm)
     val qe = SparkShims.queryExecution(df)
     val spark = qe.sparkSession
     val conf = spark.sessionState.conf

@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.StructType
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
 import io.dsha.algorithm.{Algorithm, DshaV1}
-import io.dsha.functions.dsha_state
+import io.dsha.functions.state_of
 import io.dsha.shims.SparkShims
 import io.dsha.types.CanonicalSchema
 
@@ -48,9 +48,10 @@ object PathDigest {
       options: Map[String, String] = Map.empty,
       statePath: Option[String] = None,
       updateManifest: Boolean = false,
-      useCache: Boolean = true
+      useCache: Boolean = true,
+      algorithm: Algorithm = DshaV1
   ): Result = {
-    val algorithm: Algorithm = DshaV1
+    Written.check(algorithm)
     val formatName = format.toLowerCase(Locale.ROOT)
     val reader = spark.read.format(format).options(options)
     val df = schema.fold(reader)(reader.schema).load(path)
@@ -107,9 +108,9 @@ object PathDigest {
       if (toRead.isEmpty) Nil
       else if (reused.isEmpty && !writes) {
         // Nothing to reuse or to remember: one global aggregate (dsha's fastest path), attributed to no file.
-        val whole = DigestState.parse(df.agg(dsha_state(F.col("*"))).head().getAs[Array[Byte]](0))
+        val whole = DigestState.parse(df.agg(state_of(algorithm, F.col("*"))).head().getAs[Array[Byte]](0))
         Seq(("", null, whole.state))
-      } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.size)
+      } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.size, algorithm)
     val reusedEntries = reused.map { case (rel, _) => byPath(rel) }
     val state = (reusedEntries.map(_.state) ++ readStates.map(_._3)).foldLeft(zero)((s, d) =>
       s.merge(zero.copy(state = d))
@@ -145,9 +146,10 @@ object PathDigest {
       base: Path,
       isDir: Boolean,
       files: Seq[(String, FileStatus)],
-      listed: Int
+      listed: Int,
+      algorithm: Algorithm
   ): Seq[(String, FileStatus, DigestState)] = {
-    val zero = DigestState.zero(DshaV1)
+    val zero = DigestState.zero(algorithm)
     val readAll = files.size * 2 > listed
     val df =
       if (readAll) whole
@@ -158,12 +160,12 @@ object PathDigest {
       }
     val columns = df.columns.toSeq.map(c => F.col("`" + c.replace("`", "``") + "`"))
     if (files.size == 1 && !readAll) {
-      val state = DigestState.parse(df.agg(dsha_state(columns: _*)).head().getAs[Array[Byte]](0)).state
+      val state = DigestState.parse(df.agg(state_of(algorithm, columns: _*)).head().getAs[Array[Byte]](0)).state
       return files.map { case (rel, st) => (rel, st, state) }
     }
     val fileColumn = "__dsha_input_file"
     val states = df.withColumn(fileColumn, F.input_file_name()).groupBy(F.col(fileColumn))
-      .agg(dsha_state(columns: _*)).collect()
+      .agg(state_of(algorithm, columns: _*)).collect()
       .map(r => new Path(new java.net.URI(r.getString(0))) -> DigestState.parse(r.getAs[Array[Byte]](1)).state)
     val byRelative = states.map { case (p, s) => FileListing.relative(base, p).getOrElse(p.toString) -> s }.toMap
     files.map { case (rel, st) => (rel, st, byRelative.getOrElse(rel, zero)) }

@@ -16,6 +16,18 @@ object PythonApi {
   ): DshaWriter.Result =
     DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options))
 
+  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`). */
+  def write(
+      df: DataFrame,
+      path: String,
+      format: String,
+      mode: String,
+      partitionBy: java.util.List[String],
+      options: java.util.Map[String, String],
+      algorithm: String
+  ): DshaWriter.Result =
+    DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options), Written.byId(algorithm))
+
   /** `schemaJson`: a StructType as JSON (`StructType.json`), or null to read the files' own schema. */
   def fingerprintPath(
       spark: SparkSession,
@@ -26,9 +38,33 @@ object PythonApi {
       statePath: String,
       updateManifest: Boolean,
       useCache: Boolean
+  ): PathDigest.Result =
+    fingerprintPath(spark, path, format, schemaJson, options, statePath, updateManifest, useCache, null)
+
+  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`; null: dsha-v1). */
+  def fingerprintPath(
+      spark: SparkSession,
+      path: String,
+      format: String,
+      schemaJson: String,
+      options: java.util.Map[String, String],
+      statePath: String,
+      updateManifest: Boolean,
+      useCache: Boolean,
+      algorithm: String
   ): PathDigest.Result = {
     val schema = Option(schemaJson).map(DataType.fromJson(_).asInstanceOf[StructType])
-    PathDigest.fingerprint(spark, path, format, schema, toMap(options), Option(statePath), updateManifest, useCache)
+    PathDigest.fingerprint(
+      spark,
+      path,
+      format,
+      schema,
+      toMap(options),
+      Option(statePath),
+      updateManifest,
+      useCache,
+      Written.byId(algorithm)
+    )
   }
 
   def metadataDigest(df: DataFrame): MetadataDigest.Result = MetadataDigest.of(df)
