@@ -43,7 +43,7 @@ case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorit
 @ExpressionDescription(
   usage = """
     _FUNC_(key, expr1, expr2, ...) - Returns the dsha-keyed-v1 digest with its parts, as dsha_fingerprint does
-      (content_sum: the 256-bit sum of row MACs, as confidential as the comparison).
+      (content_sum: the 256-bit sum of row MACs, as confidential as the comparison; SPEC.md §16.2).
   """,
   arguments = """
     Arguments:

@@ -39,7 +39,7 @@ case class DshaSecure(children: Seq[Expression], fieldNames: Seq[String]) extend
 @ExpressionDescription(
   usage = """
     _FUNC_(expr1, expr2, ...) - Returns the dsha-secure-v1 digest with its parts, as dsha_fingerprint does; content_sum
-      is the 4096-byte lattice state in hex.
+      is the 4096-byte lattice state in hex (SPEC.md §16.3).
   """,
   arguments = """
     Arguments:

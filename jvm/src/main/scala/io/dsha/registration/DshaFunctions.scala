@@ -28,6 +28,11 @@ object DshaFunctions {
     describe[Dsha]("dsha")(args => Dsha(args, NamedArguments.of(args))),
     describe[DshaFingerprint]("dsha_fingerprint")(args => DshaFingerprint(args, NamedArguments.of(args))),
     describe[DshaState]("dsha_state")(args => DshaState(args, NamedArguments.of(args))),
+    describe[DshaMerge]("dsha_merge")(args => DshaMerge(oneState("dsha_merge", args))),
+    describe[DshaFinal]("dsha_final")(args => DshaFinal(oneState("dsha_final", args))),
+    describe[DshaFinalFingerprint]("dsha_final_fingerprint")(args =>
+      DshaFinalFingerprint(oneState("dsha_final_fingerprint", args))
+    ),
     describe[DshaKeyed]("dsha_keyed")(keyed("dsha_keyed", DshaKeyed)),
     describe[DshaKeyedFingerprint]("dsha_keyed_fingerprint")(keyed("dsha_keyed_fingerprint", DshaKeyedFingerprint)),
     describe[DshaKeyedState]("dsha_keyed_state")(keyed("dsha_keyed_state", DshaKeyedState)),
@@ -35,12 +40,7 @@ object DshaFunctions {
     describe[DshaSecureFingerprint]("dsha_secure_fingerprint")(args =>
       DshaSecureFingerprint(args, NamedArguments.of(args))
     ),
-    describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args))),
-    describe[DshaMerge]("dsha_merge")(args => DshaMerge(oneState("dsha_merge", args))),
-    describe[DshaFinal]("dsha_final")(args => DshaFinal(oneState("dsha_final", args))),
-    describe[DshaFinalFingerprint]("dsha_final_fingerprint")(args =>
-      DshaFinalFingerprint(oneState("dsha_final_fingerprint", args))
-    )
+    describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args)))
   )
 
   /** A keyed function: the key first (read now, kept out of the plan), then the columns. */
