@@ -1,0 +1,57 @@
+"""SPEC.md §16.5: the dsha-secure-v1 and dsha-keyed-v1 golden vectors (tests/golden/vectors-secure.json, written by
+the independent reference tests/reference/dsha_reference_secure.py), computed by Spark in every codegen mode the
+Python suites run (classic or Spark Connect, per DSHA_SPARK_MODE)."""
+import hashlib
+import json
+import os
+import sys
+
+import pytest
+from pyspark.sql import functions as F
+from spark_conf import CODEGEN_MODES, sql_conf
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "golden"))
+import vector_file  # noqa: E402
+
+with open(os.path.join(os.path.dirname(vector_file.PATH), "vectors-secure.json"), encoding="utf-8") as _f:
+    SECURE = json.load(_f)
+VECTORS = {v["name"]: v for v in vector_file.load()["vectors"]}
+MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+# Generated and interpreted code (the row-bytes step is checked against them in test_secure.py and the Scala suite).
+MODES = ("CODEGEN_ONLY", "NO_CODEGEN")
+pytestmark = pytest.mark.skipif(MODE == "connect", reason="SQL over the vectors: classic only (test_secure.py and "
+                                "test_secure_forgery.py run on Spark Connect)")
+
+
+def test_the_file_covers_maps_variants_and_most_vectors():
+    names = {v["name"] for v in SECURE["vectors"]}
+    assert len(names) >= 40 and {"map_1234", "map_3412"} <= names
+    assert any("variant" in VECTORS[n]["schema"] for n in names)
+
+
+@pytest.mark.parametrize("expected", SECURE["vectors"], ids=[v["name"] for v in SECURE["vectors"]])
+def test_secure_golden_vector(spark, expected):
+    vector = VECTORS[expected["name"]]
+    if not vector_file.applies(vector, spark.version):
+        pytest.skip(f"needs Spark {vector['min_spark']}")
+    args = vector_file.arguments(vector)
+    key = f"'{SECURE['key_hex']}', "
+    results = set()
+    for mode in MODES:
+        with sql_conf(spark, {**vector.get("conf", {}), **CODEGEN_MODES[mode]}):
+            df = spark.sql(vector["sql"]).repartition(2)
+            r = df.agg(F.expr(f"dsha_secure({args})").alias("s"), F.expr(f"dsha_secure_state({args})").alias("ss"),
+                       F.expr(f"dsha_secure_fingerprint({args}).content_sum").alias("sc"),
+                       F.expr(f"dsha_keyed({key}{args})").alias("k"),
+                       F.expr(f"dsha_keyed_fingerprint({key}{args}).content_sum").alias("kc"),
+                       F.expr(f"lower(hex(dsha_keyed_state({key}{args})))").alias("ks")).first()
+        results.add((r.s, hashlib.sha256(bytes(r.ss)).hexdigest(), hashlib.sha256(r.sc.encode()).hexdigest(),
+                     r.k, r.kc, r.ks))
+    assert len(results) == 1, f"the codegen modes disagree: {results}"
+    s, ss, sc, k, kc, ks = results.pop()
+    assert s == expected["secure"]["dsha"]
+    assert ss == expected["secure"]["state_sha256"]
+    assert sc == expected["secure"]["content_sum_sha256"]
+    assert k == expected["keyed"]["dsha"]
+    assert kc == expected["keyed"]["content_sum"]
+    assert ks == expected["keyed"]["state"]
