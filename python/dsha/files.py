@@ -90,19 +90,22 @@ def _warn(messages: Sequence[str]) -> List[str]:
     return out
 
 
-def _algorithm_id(algorithm: Optional[str]) -> str:
-    """The id of an ``algorithm=`` name for per-file states: dsha-v1 or dsha-secure-v1 (a manifest cannot say which
-    key made a keyed state, so the keyed digest has none)."""
-    from dsha.fingerprint import _ALGORITHM_NAMES
+def _algorithm(spark: Any, algorithm: Optional[str], key: Any) -> tuple:
+    """(algorithm id, key argument or None) for per-file states, as ``dsha.fingerprint`` takes them. The key goes to
+    the JVM as a ``conf:NAME`` reference (``functions.key_reference``), which Spark removes as it reads it."""
+    from dsha.fingerprint import algorithm_id
 
-    if algorithm not in _ALGORITHM_NAMES:
-        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1' or 'secure'")
-    return _ALGORITHM_NAMES[algorithm]
+    resolved = algorithm_id(algorithm, key)
+    if key is None:
+        return resolved, None
+    from dsha.functions import key_reference
+
+    return resolved, key_reference(spark, key)
 
 
 def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexists",
           partition_by: Union[str, Sequence[str], None] = None, *, algorithm: Optional[str] = None,
-          **options: Any) -> Optional[Fingerprint]:
+          key: Any = None, **options: Any) -> Optional[Fingerprint]:
     """Writes ``df`` to ``path`` like ``df.write.format(format).mode(mode).partitionBy(*partition_by)
     .options(**options).save(path)`` and returns the :class:`Fingerprint` of the rows written, computed while
     writing (the data is read once). For Parquet and ORC, the files' digest states go into
@@ -117,18 +120,20 @@ def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexist
     ``mode="overwrite"`` replaces the whole directory (``partitionOverwriteMode=dynamic`` is refused);
     ``mode="ignore"`` over an existing path writes nothing and returns None.
 
-    ``algorithm="secure"``: the tamper-evident dsha-secure-v1 (SPEC.md §16.3) instead of dsha-v1, for the fingerprint
-    and the manifest's states (which then re-digest with it). Keyed digests keep no per-file states.
+    ``algorithm="secure"`` or ``key=``: the tamper-evident dsha-secure-v1 or dsha-keyed-v1 (SPEC.md §16) instead of
+    dsha-v1, for the fingerprint and the manifest's states (which then re-digest with the same algorithm; a keyed
+    manifest records which key, by its ``key_id``, and is not used under another).
     """
-    algorithm_id = _algorithm_id(algorithm)
     spark = df.sparkSession
+    algorithm_id, key_argument = _algorithm(spark, algorithm, key)
     api = _jvm_api(spark, "dsha.write")
     columns = [partition_by] if isinstance(partition_by, str) else list(partition_by or [])
     jvm = spark.sparkContext._jvm
     cols = jvm.java.util.ArrayList()
     for c in columns:
         cols.add(c)
-    result = _java_errors(lambda: api.write(df._jdf, path, format, mode, cols, _options(spark, options), algorithm_id))
+    result = _java_errors(lambda: api.write(df._jdf, path, format, mode, cols, _options(spark, options), algorithm_id,
+                                            key_argument))
     _warn(result.warningsArray())
     if result.ignored():
         return None
@@ -137,7 +142,7 @@ def write(df: Any, path: str, format: str = "parquet", mode: str = "errorifexist
 
 def fingerprint_path(spark: Any, path: str, format: str = "parquet", schema: Any = None, *,
                      state: Optional[str] = None, update_manifest: bool = False, use_cache: bool = True,
-                     algorithm: Optional[str] = None, **options: Any) -> PathFingerprint:
+                     algorithm: Optional[str] = None, key: Any = None, **options: Any) -> PathFingerprint:
     """The fingerprint of ``spark.read.format(format).options(**options).load(path)`` (with ``schema`` if given:
     a ``StructType`` or a DDL string), reading only what changed since a manifest.
 
@@ -150,16 +155,16 @@ def fingerprint_path(spark: Any, path: str, format: str = "parquet", schema: Any
     Nothing is written unless asked: ``update_manifest=True`` writes the manifest beside the data, ``state`` the
     cache file.
 
-    ``algorithm="secure"``: dsha-secure-v1 (SPEC.md §16.3) throughout; a manifest of another algorithm is not used.
+    ``algorithm="secure"`` or ``key=``: dsha-secure-v1 or dsha-keyed-v1 (SPEC.md §16) throughout; a manifest of
+    another algorithm (or key) is not used.
 
     ``format="delta"`` is :func:`dsha.fingerprint_delta` (states keyed by the Delta log's file paths, ``state``
     the cache file; ``versionAsOf`` selects a version); it takes no schema, other options or ``update_manifest``.
     """
-    algorithm_id = _algorithm_id(algorithm)
     if format == "delta":
         from dsha.delta import fingerprint_delta
 
-        if algorithm_id != "dsha-v1":
+        if algorithm is not None or key is not None:
             raise ValueError("dsha.fingerprint_path: Delta tables are digested with dsha-v1 (use "
                              "dsha.fingerprint(spark.read.format('delta').load(path), algorithm='secure'))")
         version = options.pop("versionAsOf", options.pop("versionasof", None))
@@ -169,6 +174,7 @@ def fingerprint_path(spark: Any, path: str, format: str = "parquet", schema: Any
         return fingerprint_delta(spark, path, version=None if version is None else int(version), state=state,
                                  use_cache=use_cache)
     api = _jvm_api(spark, "dsha.fingerprint_path")
+    algorithm_id, key_argument = _algorithm(spark, algorithm, key)
     schema_json = None
     if schema is not None:
         from pyspark.sql.types import StructType, _parse_datatype_string
@@ -177,7 +183,7 @@ def fingerprint_path(spark: Any, path: str, format: str = "parquet", schema: Any
         schema_json = st.json()
     r = _java_errors(lambda: api.fingerprintPath(spark._jsparkSession, path, format, schema_json,
                                                  _options(spark, options), state, update_manifest, use_cache,
-                                                 algorithm_id))
+                                                 algorithm_id, key_argument))
     return PathFingerprint(fingerprint=Fingerprint.from_state(bytes(r.stateBytes())), files_total=r.filesTotal(),
                            files_read=r.filesRead(), files_reused=r.filesReused(), manifest=r.manifestOrNull(),
                            warnings=_warn(r.warningsArray()))

@@ -79,16 +79,22 @@ _ALGORITHM_NAMES = {None: "dsha-v1", "v1": "dsha-v1", "dsha-v1": "dsha-v1", "sec
                     "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1"}
 
 
+def algorithm_id(algorithm: Optional[str], key: Any) -> str:
+    """The algorithm id of ``algorithm=`` and ``key=`` (SPEC.md §16): a key means dsha-keyed-v1."""
+    if algorithm not in _ALGORITHM_NAMES:
+        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure' or 'keyed' (with key=)")
+    resolved = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
+    if (resolved == "dsha-keyed-v1") != (key is not None):
+        raise ValueError("key= and algorithm='keyed' go together: the keyed digest needs a key, the others take none")
+    return resolved
+
+
 class _Digests:
     """The aggregate functions of one algorithm (and key): ``fingerprint(*cols)`` / ``state(*cols)`` Columns. A key
     goes to Spark as a session setting (``functions.key_reference``), removed again by ``close``."""
 
     def __init__(self, spark: Any, algorithm: Optional[str], key: Any):
-        if algorithm not in _ALGORITHM_NAMES:
-            raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure' or 'keyed' (with key=)")
-        self.algorithm = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
-        if (self.algorithm == "dsha-keyed-v1") != (key is not None):
-            raise ValueError("key= and algorithm='keyed' go together: the keyed digest needs a key, the others take none")
+        self.algorithm = algorithm_id(algorithm, key)
         self.spark, self.reference, self.owned = spark, None, False
         if key is not None:
             from dsha.functions import key_reference, key_setting

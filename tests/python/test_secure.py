@@ -166,5 +166,22 @@ def test_write_time_and_incremental_secure_digests(spark, tmp_path):
         v1 = dsha.fingerprint_path(spark, path)
     assert v1.files_read == v1.files_total and v1.fingerprint == dsha.fingerprint(spark.read.parquet(path))
     assert any("dsha-secure-v1" in str(w.message) for w in caught), [str(w.message) for w in caught]
-    with pytest.raises(Exception, match="not for the keyed digest"):
-        dsha.write(first, str(tmp_path / "k"), algorithm="keyed")
+    # Keyed: the manifest names its key (key_id); re-digests under that key reuse it, under another key they do not.
+    keyed_path = str(tmp_path / "k")
+    written = dsha.write(first.repartition(3), keyed_path, key=KEY)
+    assert written == dsha.fingerprint(spark.read.schema(first.schema).parquet(keyed_path), key=KEY)
+    with open(os.path.join(keyed_path, "_dsha", "manifest.json"), encoding="utf-8") as f:
+        manifest = f.read()
+    assert '"key_id"' in manifest and '"dsha-keyed-v1"' in manifest
+    _no_key(manifest)
+    same = dsha.fingerprint_path(spark, keyed_path, key=KEY_B64)
+    assert same.files_reused == same.files_total == 3 and same.fingerprint == written
+    other_key = bytes(reversed(KEY))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        other = dsha.fingerprint_path(spark, keyed_path, key=other_key)
+    assert other.files_read == other.files_total
+    assert other.fingerprint == dsha.fingerprint(spark.read.parquet(keyed_path), key=other_key) != written
+    assert any("another key" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    with pytest.raises(ValueError, match="go together"):
+        dsha.write(first, str(tmp_path / "x"), algorithm="keyed")

@@ -22,10 +22,14 @@ object functions {
   /** Aggregate: the mergeable state of the dsha-secure-v1 digest (SPEC.md §16.3). */
   def dsha_secure_state(cols: Column*): Column = call("dsha_secure_state", cols)
 
-  /** Aggregate: the mergeable state of an algorithm without a key (dsha-v1, dsha-secure-v1). */
+  /** Aggregate: the mergeable state of an algorithm (for the keyed one, under its key, which stays out of the plan). */
   def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column = algorithm match {
     case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
     case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
+    case k: io.dsha.algorithm.DshaKeyedV1 if k.key.isDefined =>
+      val reference =
+        F.lit(io.dsha.registration.KeyArgument.ConfPrefix + io.dsha.registration.KeyArgument.remember(k.key.get))
+      call("dsha_keyed_state", reference +: cols)
     case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
   }
 

@@ -11,7 +11,7 @@ import io.dsha.util.Secret
  * it (compare algorithms of states by `id`). Instances are equal when their keys are, so that Spark never takes two
  * aggregates under different keys for one; an instance prints as its id, never its key.
  */
-final class DshaKeyedV1 private (private val key: Option[Secret]) extends Algorithm {
+final class DshaKeyedV1 private (private[dsha] val key: Option[Secret]) extends Algorithm {
   val id: String = DshaKeyedV1.Id
   val description = "dsha algorithm dsha-keyed-v1"
   val multihashCode: Int = 0x3d5a10
@@ -21,6 +21,16 @@ final class DshaKeyedV1 private (private val key: Option[Secret]) extends Algori
   def newRowHasher(schemaDigest: Array[Byte]): HmacRowHasher = key match {
     case Some(k) => new HmacRowHasher(schemaDigest, k.bytes)
     case None => throw new IllegalStateException(s"$id hashes rows only with a key (this one came from a state)")
+  }
+
+  /**
+   * What names the key without revealing it (SPEC.md §12.1 `key_id`): the first 16 bytes of HMAC-SHA-256 under the
+   * key of "dsha-keyed-v1 key id", in hex. Per-file states are reused only under the key that made them.
+   */
+  def keyId: Option[String] = key.map { k =>
+    val mac = javax.crypto.Mac.getInstance("HmacSHA256")
+    mac.init(new javax.crypto.spec.SecretKeySpec(k.bytes, "HmacSHA256"))
+    io.dsha.util.Bytes.hex(mac.doFinal(s"$id key id".getBytes(US_ASCII)).take(16))
   }
 
   def entrySetClass: Class[SortedEntrySet] = classOf[SortedEntrySet]

@@ -46,7 +46,6 @@ object DshaWriter {
       options: Map[String, String] = Map.empty,
       algorithm: Algorithm = DshaV1
   ): Result = {
-    Written.check(algorithm)
     val qe = SparkShims.queryExecution(df)
     val spark = qe.sparkSession
     val conf = spark.sessionState.conf
@@ -151,7 +150,7 @@ object DshaWriter {
     val fresh = entries.flatten
     val kept = previous match {
       case Some(Right(m))
-          if m.algorithm.id == algorithm.id && m.schemaDigest.sameElements(schema.digest) &&
+          if Manifest.algorithmMismatch(m, algorithm).isEmpty && m.schemaDigest.sameElements(schema.digest) &&
             m.format == formatName =>
         val freshPaths = fresh.map(_.path).toSet
         m.files.filter(e =>
@@ -159,7 +158,7 @@ object DshaWriter {
             listed.get(e.path).exists(st => e.matches(st.getLen, st.getModificationTime))
         )
       case Some(Right(_)) =>
-        warnings += s"the manifest of $root was for another schema, algorithm or format: it now covers only the " +
+        warnings += s"the manifest of $root was for another schema, algorithm, key or format: it now covers only the " +
           "files this write added"
         Nil
       case Some(Left(reason)) =>
@@ -173,7 +172,8 @@ object DshaWriter {
       root.toString,
       schema.text,
       schema.digest,
-      (kept ++ fresh).sortBy(_.path)(Manifest.PathOrder).toIndexedSeq
+      (kept ++ fresh).sortBy(_.path)(Manifest.PathOrder).toIndexedSeq,
+      Manifest.keyIdOf(algorithm)
     )
     Manifest.write(fs, manifestPath, manifest)
     Result(written, Some(manifestPath.toString), fresh, warnings.result())

@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
-import io.dsha.algorithm.Algorithm
+import io.dsha.algorithm.{Algorithm, DshaKeyedV1}
 import io.dsha.output.DigestFormat
 import io.dsha.util.Bytes
 
@@ -28,7 +28,8 @@ final case class Manifest(
     root: String,
     schemaText: String,
     schemaDigest: Array[Byte],
-    files: IndexedSeq[Manifest.Entry]
+    files: IndexedSeq[Manifest.Entry],
+    keyId: Option[String] = None
 ) {
 
   /** The state of all the files: the table's digest when they are all of its files. */
@@ -47,6 +48,7 @@ final case class Manifest(
     node.put("root", root)
     node.put("schema", schemaText)
     node.put("schema_digest", Bytes.hex(schemaDigest))
+    keyId.foreach(node.put("key_id", _))
     node.put("rows", total.rows)
     node.put("digest", DigestFormat.digestString(algorithm, schemaDigest, total.rows, total.words).toString)
     val array = node.putArray("files")
@@ -83,6 +85,18 @@ object Manifest {
     def matches(size: Long, modified: Long): Boolean = this.size == size && this.modified == modified
   }
 
+  /** The `key_id` a manifest of states of this algorithm carries: the keyed algorithm's, else none. */
+  def keyIdOf(algorithm: Algorithm): Option[String] = algorithm match {
+    case k: DshaKeyedV1 => k.keyId
+    case _ => None
+  }
+
+  /** Why a manifest's states are not states of this algorithm (and key), if they are not. */
+  def algorithmMismatch(m: Manifest, algorithm: Algorithm): Option[String] =
+    if (m.algorithm.id != algorithm.id) Some(s"it is for algorithm ${m.algorithm.id}, not ${algorithm.id}")
+    else if (m.keyId != keyIdOf(algorithm)) Some("its states were made with another key")
+    else None
+
   /** Where `dsha.write` keeps the manifest of the directory `root`. */
   def beside(root: Path): Path = new Path(new Path(root, DirName), FileName)
 
@@ -101,6 +115,7 @@ object Manifest {
       out.write(b)
     }
     Seq(Kind, Version, m.algorithm.id, m.format, m.root, m.schemaText, Bytes.hex(m.schemaDigest)).foreach(field)
+    m.keyId.foreach(field) // keyed manifests only: every other manifest's checksum is as before
     field(m.files.size)
     m.files.foreach(e => Seq(e.path, e.size, e.modified, e.rows, wordsHex(e.words)).foreach(field))
     Bytes.sha256(out.toByteArray)
@@ -152,7 +167,12 @@ object Manifest {
         )
         Entry(path, long(f, "size"), long(f, "modified"), long(f, "rows"), parseWords(sum, algorithm, path))
       }.toIndexedSeq
-      val m = Manifest(algorithm, text("format"), text("root"), schemaText, schemaDigest, entries)
+      val keyId = Option(node.get("key_id")).map(k =>
+        if (k.isTextual && k.asText.matches("[0-9a-f]{32}")) k.asText
+        else throw new BadField("field 'key_id' is not 32 hex digits")
+      )
+      if (algorithm.id == DshaKeyedV1.Id && keyId.isEmpty) return Left("a keyed manifest without 'key_id'")
+      val m = Manifest(algorithm, text("format"), text("root"), schemaText, schemaDigest, entries, keyId)
       if (entries.map(_.path).distinct.size != entries.size) return Left("a file is listed twice")
       if (Bytes.hex(checksum(m)) != text("checksum")) {
         Left("its checksum does not match its content (edited or damaged)")

@@ -51,7 +51,6 @@ object PathDigest {
       useCache: Boolean = true,
       algorithm: Algorithm = DshaV1
   ): Result = {
-    Written.check(algorithm)
     val formatName = format.toLowerCase(Locale.ROOT)
     val reader = spark.read.format(format).options(options)
     val df = schema.fold(reader)(reader.schema).load(path)
@@ -85,12 +84,13 @@ object PathDigest {
             None
           case Some(Right(m)) =>
             val mismatch =
-              if (m.algorithm.id != algorithm.id) Some(s"it is for algorithm ${m.algorithm.id}, not ${algorithm.id}")
-              else if (m.format != formatName) Some(s"it is for format ${m.format}, not $formatName")
-              else if (!m.schemaDigest.sameElements(canonical.digest)) {
-                Some(s"it is for the schema ${m.schemaText}, the files have ${canonical.text}")
-              } else if (rootMustMatch && m.root != base.toString) Some(s"it is for ${m.root}, not $base")
-              else None
+              Manifest.algorithmMismatch(m, algorithm).orElse(
+                if (m.format != formatName) Some(s"it is for format ${m.format}, not $formatName")
+                else if (!m.schemaDigest.sameElements(canonical.digest)) {
+                  Some(s"it is for the schema ${m.schemaText}, the files have ${canonical.text}")
+                } else if (rootMustMatch && m.root != base.toString) Some(s"it is for ${m.root}, not $base")
+                else None
+              )
             mismatch.foreach(r => warnings += s"ignored the $what $at: $r")
             if (mismatch.isEmpty) Some(at.toString -> m) else None
         }
@@ -126,7 +126,8 @@ object PathDigest {
         base.toString,
         canonical.text,
         canonical.digest,
-        entries.sortBy(_.path)(Manifest.PathOrder).toIndexedSeq
+        entries.sortBy(_.path)(Manifest.PathOrder).toIndexedSeq,
+        Manifest.keyIdOf(algorithm)
       )
       if (updateManifest && isDir) Manifest.write(fs, Manifest.beside(root), manifest)
       stateFile.foreach(at => Manifest.write(at.getFileSystem(hadoopConf), at, manifest))

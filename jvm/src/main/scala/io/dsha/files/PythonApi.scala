@@ -16,7 +16,7 @@ object PythonApi {
   ): DshaWriter.Result =
     DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options))
 
-  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`). */
+  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`, `dsha-keyed-v1` with a key argument). */
   def write(
       df: DataFrame,
       path: String,
@@ -24,9 +24,10 @@ object PythonApi {
       mode: String,
       partitionBy: java.util.List[String],
       options: java.util.Map[String, String],
-      algorithm: String
+      algorithm: String,
+      key: String
   ): DshaWriter.Result =
-    DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options), Written.byId(algorithm))
+    DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options), Written.byId(algorithm, key))
 
   /** `schemaJson`: a StructType as JSON (`StructType.json`), or null to read the files' own schema. */
   def fingerprintPath(
@@ -39,9 +40,9 @@ object PythonApi {
       updateManifest: Boolean,
       useCache: Boolean
   ): PathDigest.Result =
-    fingerprintPath(spark, path, format, schemaJson, options, statePath, updateManifest, useCache, null)
+    fingerprintPath(spark, path, format, schemaJson, options, statePath, updateManifest, useCache, null, null)
 
-  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`; null: dsha-v1). */
+  /** The same with an algorithm id (null: dsha-v1) and, for `dsha-keyed-v1`, a key argument. */
   def fingerprintPath(
       spark: SparkSession,
       path: String,
@@ -51,7 +52,8 @@ object PythonApi {
       statePath: String,
       updateManifest: Boolean,
       useCache: Boolean,
-      algorithm: String
+      algorithm: String,
+      key: String
   ): PathDigest.Result = {
     val schema = Option(schemaJson).map(DataType.fromJson(_).asInstanceOf[StructType])
     PathDigest.fingerprint(
@@ -63,7 +65,7 @@ object PythonApi {
       Option(statePath),
       updateManifest,
       useCache,
-      Written.byId(algorithm)
+      Written.byId(algorithm, key)
     )
   }
 

@@ -1,26 +1,20 @@
 package io.dsha.files
 
 import io.dsha.algorithm.{Algorithm, DshaKeyedV1, DshaSecureV1, DshaV1}
+import io.dsha.registration.KeyArgument
 
-/** The algorithms whose per-file states a manifest may hold (SPEC.md §12), by the id users give. */
+/**
+ * The algorithm of per-file states (`dsha.write`, re-digests) from what users give: an id, and for the keyed digest
+ * a key argument (`conf:NAME`, hex or base64, as SQL takes it). A keyed manifest records the key's `key_id` (SPEC.md
+ * §12.1), so that states are never reused under another key.
+ */
 object Written {
 
-  /**
-   * dsha-v1 and dsha-secure-v1. Not dsha-keyed-v1: a manifest does not record which key made its states, so a
-   * re-digest under another key would merge states of two keys into a digest of neither.
-   */
-  def check(algorithm: Algorithm): Unit = if (algorithm.id == DshaKeyedV1.Id) {
-    throw new IllegalArgumentException(
-      "dsha: per-file states and manifests are kept for dsha-v1 and dsha-secure-v1, not for the keyed digest (a " +
-        "manifest cannot say which key made its states): hash the data with dsha.fingerprint(df, key=...)"
-    )
-  }
-
-  def byId(id: String): Algorithm = id match {
+  def byId(id: String, key: String): Algorithm = id match {
     case null | "" | "dsha-v1" => DshaV1
     case "dsha-secure-v1" => DshaSecureV1
-    case other =>
-      check(Algorithm.byId(other))
-      Algorithm.byId(other)
+    case DshaKeyedV1.Id if key != null => DshaKeyedV1(KeyArgument.fromText("the key", key))
+    case DshaKeyedV1.Id => throw new IllegalArgumentException("dsha: the keyed digest needs a key")
+    case other => Algorithm.byId(other)
   }
 }

@@ -38,6 +38,18 @@ object KeyArgument {
     }
   }
 
+  /** A key given as text outside SQL (the Python API's per-file states): hex, base64 or `conf:NAME`. */
+  def fromText(what: String, text: String): Secret =
+    if (text.startsWith(ConfPrefix)) fromSetting(text.substring(ConfPrefix.length).trim, what)
+    else Secret.parse(text, what)
+
+  /** Keeps a key in the driver's memory under a new name, for a query that dsha builds (`conf:NAME`). */
+  def remember(key: Secret): String = {
+    val name = "spark.dsha.secret.internal." + java.util.UUID.randomUUID().toString.replace("-", "")
+    keys.put(name, key)
+    name
+  }
+
   def read(function: String, key: Expression): Secret = {
     val what = s"the key of $function"
     if (!key.foldable) {
