@@ -10,6 +10,7 @@ See the project README and SPEC.md for what the digest means.
 from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
                            jar_path, register)
 from dsha.delta import fingerprint_delta
+from dsha.diff import Diff, DiffError, SchemaDifference, diff
 from dsha.iceberg import fingerprint_iceberg
 from dsha.files import DshaWarning, PathFingerprint, fingerprint_path, write
 from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
@@ -46,6 +47,8 @@ __all__ = [
     "Change",
     "Changes",
     "Comparison",
+    "Diff",
+    "DiffError",
     "DshaNotLoadedError",
     "DshaWarning",
     "EXTENSION_CLASS",
@@ -53,12 +56,14 @@ __all__ = [
     "PathFingerprint",
     "Path",
     "StateError",
+    "SchemaDifference",
     "StoreError",
     "Table",
     "UnsupportedSparkError",
     "changed",
     "code_version",
     "configure",
+    "diff",
     "ensure_loaded",
     "equal",
     "fingerprint",

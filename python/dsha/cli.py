@@ -99,8 +99,9 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--key-file", metavar="FILE",
                              help="the keyed digest dsha-keyed-v1 (SPEC.md §16.2) under the key in FILE: hex or "
                                   "base64 text, or raw bytes (at least 16). Never give a key on the command line")
-    from dsha import cli_store
+    from dsha import cli_diff, cli_store
 
+    cli_diff.add_parser(sub, common)
     cli_store.add_parsers(sub, common)
     return p
 
@@ -257,6 +258,12 @@ def _load(spark, source: str, args, table: Optional[str] = None):
             raise UsageError(f"no column {', '.join(missing)} in {table or source} (columns: {', '.join(df.columns)})")
         df = df.select(*("`" + c.replace("`", "``") + "`" for c in names))
     return df
+
+
+def _without_columns(args):
+    copy = argparse.Namespace(**vars(args))
+    copy.columns = None
+    return copy
 
 
 def _reader_options(fmt: str) -> dict:
@@ -545,10 +552,19 @@ def _run(args) -> int:
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
                          "all columns (no --columns; --table only with --state, for an Iceberg table)")
     sources = [args.path] if args.command == "hash" and not args.table else []
-    sources += [args.left, args.right] if args.command == "compare" else []
+    sources += [args.left, args.right] if args.command in ("compare", "diff") else []
     for source in sources:  # fail fast, before starting Spark
         if not source.startswith("table:"):
             _check_local(source)
+    if args.command == "diff":
+        from dsha import cli_diff
+
+        cli_diff.validate(args, UsageError)
+        spark = _session(args)
+        try:  # columns are dsha.diff's to choose (the key stays in)
+            return cli_diff.run(args, spark, lambda s, source: _load(s, source, _without_columns(args)))
+        finally:
+            spark.stop()
     engine = _engine(args)
     if engine == "arrow":
         return _report(args, engine, lambda source: _arrow_fingerprint(source, args))

@@ -90,6 +90,22 @@ def dsha_secure_state(*cols: ColumnOrName) -> Column:
     return F.call_function("dsha_secure_state", *_columns(cols))
 
 
+def dsha_sketch(*cols: ColumnOrName) -> Column:
+    """Aggregate: the dsha sketch of the rows (BINARY, SPEC.md §17): what ``dsha_sketch_diff`` decodes the
+    differing rows of two tables from. Its size is the setting ``spark.dsha.sketch.cells`` (default 49152 cells).
+
+    >>> a.agg(dsha_sketch("*").alias("s")).crossJoin(b.agg(dsha_sketch("*").alias("t")))
+    """
+    return F.call_function("dsha_sketch", *_columns(cols))
+
+
+def dsha_sketch_diff(left: ColumnOrName, right: ColumnOrName) -> Column:
+    """The decoded difference of two dsha sketches: a struct (decoded, cells, cells_used, estimate, left_rows,
+    right_rows, left_digest, right_digest, entries: [(digest, count)], columns). ``dsha.diff`` does it all."""
+    return F.call_function("dsha_sketch_diff", _state_column("dsha_sketch_diff", left),
+                           _state_column("dsha_sketch_diff", right))
+
+
 # Names of key settings: a salted hash of the key (the salt never leaves this process), so one key has one name,
 # which says nothing about the key. Spark reads the setting once, when it analyses the query, and removes it from the
 # session (SPEC.md §16.2): session settings are copied into every job's properties and event logs.

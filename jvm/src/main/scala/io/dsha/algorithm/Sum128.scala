@@ -15,6 +15,12 @@ case object Sum128 extends Combiner {
     state(at) += low
   }
 
+  /** Adds the 128-bit number `low + 2^64·high` at `at`. */
+  def addWords(state: Array[Long], at: Int, low: Long, high: Long): Unit = {
+    state(at + 1) = UInt128.addHigh(state(at + 1), high, state(at), low)
+    state(at) += low
+  }
+
   def merge(state: Array[Long], at: Int, other: Array[Long], otherAt: Int): Unit = {
     state(at + 1) = UInt128.addHigh(state(at + 1), other(otherAt + 1), state(at), other(otherAt))
     state(at) += other(otherAt)

@@ -9,8 +9,9 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 import io.dsha.aggregate._
 import io.dsha.algorithm.DshaKeyedV1
-import io.dsha.expressions.{LogicalHash, NamedArguments}
+import io.dsha.expressions.{DshaSketchDiff, LogicalHash, NamedArguments}
 import io.dsha.shims.SparkShims
+import io.dsha.sketch.Sketch
 
 /**
  * The SQL functions dsha adds, in the shape SparkSessionExtensions.injectFunction takes. Each builder captures the
@@ -40,8 +41,39 @@ object DshaFunctions {
     describe[DshaSecureFingerprint]("dsha_secure_fingerprint")(args =>
       DshaSecureFingerprint(args, NamedArguments.of(args))
     ),
-    describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args)))
+    describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args))),
+    describe[DshaSketch]("dsha_sketch")(args =>
+      DshaSketch(args, NamedArguments.of(args), sketchCells(), sketchColumns())
+    ),
+    describe[DshaSketchDiff]("dsha_sketch_diff") {
+      case Seq(l, r) => DshaSketchDiff(l, r)
+      case args =>
+        throw new IllegalArgumentException(s"dsha_sketch_diff takes two sketches, not ${args.size} arguments")
+    }
   )
+
+  /** spark.dsha.sketch.columnDigests of the session analysing the query: whether a sketch has column digests. */
+  private def sketchColumns(): Boolean = {
+    val text = org.apache.spark.sql.internal.SQLConf.get.getConfString(Sketch.ColumnsSetting, "true")
+    text.trim.toLowerCase(java.util.Locale.ROOT) match {
+      case "true" => true
+      case "false" => false
+      case _ => throw new IllegalArgumentException(s"${Sketch.ColumnsSetting} must be true or false, not '$text'")
+    }
+  }
+
+  /** spark.dsha.sketch.cells of the session analysing the query (the cells of a new sketch). */
+  private def sketchCells(): Int = {
+    val conf = org.apache.spark.sql.internal.SQLConf.get
+    val text = conf.getConfString(Sketch.CellsSetting, Sketch.DefaultCells.toString)
+    val cells =
+      try text.trim.toLong
+      catch {
+        case _: NumberFormatException =>
+          throw new IllegalArgumentException(s"${Sketch.CellsSetting} must be a whole number of cells, not '$text'")
+      }
+    Sketch.checkCells(cells, Sketch.CellsSetting)
+  }
 
   /** A keyed function: the key first (read now, kept out of the plan), then the columns. */
   private def keyed(name: String, make: (Seq[Expression], Seq[String], DshaKeyedV1) => Expression): Builder = {

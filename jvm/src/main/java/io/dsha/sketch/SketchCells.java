@@ -1,0 +1,184 @@
+package io.dsha.sketch;
+
+/**
+ * The cells of a dsha sketch (SPEC.md §17): an invertible Bloom lookup table (Eppstein, Goodrich, Uyeda and Varghese,
+ * "What's the Difference?", SIGCOMM 2011) over 128-bit row digests, with cells that add and a size that folds.
+ *
+ * <p>A cell is five words: a signed count, a 192-bit two's complement sum of digests (three words, low first) and a
+ * 64-bit sum of check words. Exact integer sums (not XOR, not mod 2^128) let a cell that holds one digest {@code x},
+ * {@code c} times, give back both {@code x} and {@code c}: a row three times on one side and once on the other decodes
+ * as +2 instead of cancelling.
+ *
+ * <p>A digest goes into {@link #HASHES} cells, {@code r_j mod m} for three random words r_j of the digest. When m' divides
+ * m, {@code (r mod m) mod m' = r mod m'}: adding the cells of a sketch whose indices agree mod m' gives exactly the
+ * sketch of m' cells ({@link #fold}). So a sketch is computed once, large, and decoded at the smallest size that works
+ * (sizes 2^i and 3·2^i), without knowing beforehand how many rows differ; three updates per row, not the ~2 ln m of a
+ * rateless IBLT (SPEC.md §17.5 says why).
+ */
+public final class SketchCells {
+  /** Words per cell: count, sum (3 words, low first), check. */
+  public static final int WORDS = 5;
+  /** Cells per digest. */
+  public static final int HASHES = 3;
+
+  private static final long GAMMA = 0x9E3779B97F4A7C15L;
+  private static final long CHECK_SALT = 0xD1B54A32D192ED03L;
+
+  public final int cells;
+  public final long[] words;
+
+  public SketchCells(int cells) {
+    this(cells, new long[WORDS * cells]);
+  }
+
+  public SketchCells(int cells, long[] words) {
+    if (cells < 1) throw new IllegalArgumentException("a dsha sketch has at least 1 cell, not " + cells);
+    if (words.length != WORDS * cells) throw new IllegalArgumentException("cell words do not match the cell count");
+    this.cells = cells;
+    this.words = words;
+  }
+
+  /** Whether a sketch may have {@code m} cells: 2^i or 3·2^i, so that it folds into every smaller such size. */
+  public static boolean validSize(long m) {
+    if (m < 1) return false;
+    final long odd = m / Long.lowestOneBit(m);
+    return odd == 1 || odd == 3;
+  }
+
+  /** SplitMix64's output function (Steele, Lea and Flood 2014). */
+  public static long mix(long z) {
+    z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
+    z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
+    return z ^ (z >>> 31);
+  }
+
+  /** The digest's j-th random word (j = 0, 1, 2), whose remainder by the cell count is its j-th cell. */
+  public static long word(long lo, long hi, int j) {
+    return mix((lo ^ (hi * GAMMA)) + (j + 1) * GAMMA);
+  }
+
+  /** The digest's check word, which tells a cell holding one digest from a cell holding several. */
+  public static long check(long lo, long hi) {
+    return mix(hi ^ mix(lo ^ CHECK_SALT));
+  }
+
+  /** Adds one occurrence of the digest {@code lo + 2^64·hi}. */
+  public void add(long lo, long hi) {
+    final long chk = check(lo, hi);
+    final long[] w = words;
+    final long seed = lo ^ (hi * GAMMA);
+    for (int j = 1; j <= HASHES; j++) {
+      final int at = WORDS * (int) Long.remainderUnsigned(mix(seed + j * GAMMA), cells);
+      w[at] += 1;
+      final long s0 = w[at + 1] + lo;
+      final long t = w[at + 2] + hi;
+      long carry = Long.compareUnsigned(t, hi) < 0 ? 1 : 0;
+      final long s1 = t + (Long.compareUnsigned(s0, lo) < 0 ? 1 : 0);
+      if (Long.compareUnsigned(s1, t) < 0) carry += 1;
+      w[at + 1] = s0;
+      w[at + 2] = s1;
+      w[at + 3] += carry;
+      w[at + 4] += chk;
+    }
+  }
+
+  /** Adds {@code c} occurrences (c may be negative) of the digest; returns the cells it changed. */
+  public int[] add(long lo, long hi, long c) {
+    final long chk = check(lo, hi) * c;
+    // c·x as a 192-bit two's complement number: |c|·x, negated when c < 0.
+    final long a = c < 0 ? -c : c; // as unsigned: |c|, also for Long.MIN_VALUE
+    final long h0 = mulHigh(a, lo);
+    long p0 = a * lo;
+    long p1 = a * hi + h0;
+    long p2 = mulHigh(a, hi) + (Long.compareUnsigned(p1, h0) < 0 ? 1 : 0);
+    if (c < 0) {
+      p0 = ~p0;
+      p1 = ~p1;
+      p2 = ~p2;
+      p0 += 1;
+      if (p0 == 0) {
+        p1 += 1;
+        if (p1 == 0) p2 += 1;
+      }
+    }
+    final int[] changed = new int[HASHES];
+    for (int j = 0; j < HASHES; j++) {
+      final int cell = (int) Long.remainderUnsigned(word(lo, hi, j), cells);
+      final int at = WORDS * cell;
+      words[at] += c;
+      addSum(at, p0, p1, p2);
+      words[at + 4] += chk;
+      changed[j] = cell;
+    }
+    return changed;
+  }
+
+  private void addSum(int at, long p0, long p1, long p2) {
+    final long[] w = words;
+    final long s0 = w[at + 1] + p0;
+    final long c0 = Long.compareUnsigned(s0, p0) < 0 ? 1 : 0;
+    final long t = w[at + 2] + p1;
+    long c1 = Long.compareUnsigned(t, p1) < 0 ? 1 : 0;
+    final long s1 = t + c0;
+    if (Long.compareUnsigned(s1, t) < 0) c1 += 1;
+    w[at + 1] = s0;
+    w[at + 2] = s1;
+    w[at + 3] += p2 + c1;
+  }
+
+  /** The high 64 bits of the unsigned product a·b. */
+  static long mulHigh(long a, long b) {
+    final long aLo = a & 0xFFFFFFFFL;
+    final long aHi = a >>> 32;
+    final long bLo = b & 0xFFFFFFFFL;
+    final long bHi = b >>> 32;
+    final long ll = aLo * bLo;
+    final long lh = aLo * bHi;
+    final long hl = aHi * bLo;
+    final long mid = (ll >>> 32) + (lh & 0xFFFFFFFFL) + (hl & 0xFFFFFFFFL);
+    return aHi * bHi + (lh >>> 32) + (hl >>> 32) + (mid >>> 32);
+  }
+
+  /** Adds (sign 1) or subtracts (sign -1) {@code other}, cell by cell (the same number of cells). */
+  public void combine(SketchCells other, int sign) {
+    if (other.cells != cells) throw new IllegalArgumentException("sketches of different sizes combine after folding");
+    final long[] w = words;
+    final long[] o = other.words;
+    for (int at = 0; at < words.length; at += WORDS) {
+      w[at] += sign * o[at];
+      w[at + 4] += sign * o[at + 4];
+      long p0 = o[at + 1];
+      long p1 = o[at + 2];
+      long p2 = o[at + 3];
+      if (sign < 0) {
+        p0 = ~p0;
+        p1 = ~p1;
+        p2 = ~p2;
+        p0 += 1;
+        if (p0 == 0) {
+          p1 += 1;
+          if (p1 == 0) p2 += 1;
+        }
+      }
+      addSum(at, p0, p1, p2);
+    }
+  }
+
+  /** The sketch of {@code size} cells (which must divide this one's): cells whose indices agree mod size, added. */
+  public SketchCells fold(int size) {
+    if (size < 1 || cells % size != 0) {
+      throw new IllegalArgumentException("a sketch of " + cells + " cells folds into a divisor, not " + size);
+    }
+    final SketchCells out = new SketchCells(size, java.util.Arrays.copyOf(words, WORDS * size));
+    for (int from = size; from < cells; from += size) {
+      final SketchCells part = new SketchCells(size, java.util.Arrays.copyOfRange(words, WORDS * from, WORDS * (from + size)));
+      out.combine(part, 1);
+    }
+    return out;
+  }
+
+  public boolean isZero(int cell) {
+    final int at = cell * WORDS;
+    return words[at] == 0 && words[at + 1] == 0 && words[at + 2] == 0 && words[at + 3] == 0 && words[at + 4] == 0;
+  }
+}

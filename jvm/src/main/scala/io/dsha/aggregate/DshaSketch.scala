@@ -1,0 +1,96 @@
+package io.dsha.aggregate
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
+import org.apache.spark.sql.types.{BinaryType, DataType}
+
+import io.dsha.algorithm.DshaV1
+import io.dsha.expressions.{NamedArguments, RowDigest, RowDigestWord}
+import io.dsha.sketch.Sketch
+import io.dsha.types.CanonicalSchema
+
+// scalastyle:off line.size.limit
+@ExpressionDescription(
+  usage = """
+    _FUNC_(expr1, expr2, ...) - Returns the dsha sketch of the rows (BINARY, SPEC.md §17): their dsha-v1 row digests
+      in the cells of an invertible Bloom lookup table, with the row count and the canonical schema. The difference of
+      two tables' sketches decodes (dsha_sketch_diff) into the row digests in excess on each side, with their
+      multiplicities, when it has about 1.25 cells or more per differing digest. The number of cells is the setting
+      spark.dsha.sketch.cells (2^i or 3*2^i; default 49152, 40 bytes each), read when the query is analysed. With
+      spark.dsha.sketch.columnDigests (default true) the sketch also holds each column's dsha digest (what
+      dsha(column) gives), which costs about one more hash per value.
+  """,
+  arguments = """
+    Arguments:
+      * expr1, expr2, ... - columns or expressions, identified by name; `*` sketches every column.
+  """,
+  examples = """
+    Examples:
+      > SELECT dsha_sketch_diff(a.s, b.s).entries FROM (SELECT _FUNC_(*) s FROM VALUES (1), (2) t(x)) a, (SELECT _FUNC_(*) s FROM VALUES (1), (3) t(x)) b;
+  """,
+  group = "agg_funcs",
+  since = "0.2.0"
+)
+// scalastyle:on line.size.limit
+case class DshaSketch(
+    children: Seq[Expression],
+    fieldNames: Seq[String],
+    cells: Int,
+    withColumns: Boolean,
+    mutableAggBufferOffset: Int = 0,
+    inputAggBufferOffset: Int = 0
+) extends TypedImperativeAggregate[Sketch]
+    with NamedArguments {
+
+  override def prettyName: String = "dsha_sketch"
+  override def nullable: Boolean = false
+  override def dataType: DataType = BinaryType
+  override def withFieldNames(names: Seq[String]): DshaSketch = copy(fieldNames = names)
+
+  @transient private lazy val rowDigest = RowDigest(children, fieldNames, DshaV1)
+  def schema: CanonicalSchema = rowDigest.schema
+
+  override def checkInputDataTypes(): TypeCheckResult = rowDigest.checkInputDataTypes() match {
+    case TypeCheckResult.TypeCheckFailure(message) =>
+      TypeCheckResult.TypeCheckFailure(message.replaceFirst("^row_digest", prettyName))
+    case ok => ok
+  }
+
+  /** Each column alone, in canonical order: its digest makes `dsha(column)` (SPEC.md §17.1). */
+  @transient private lazy val columnDigests: IndexedSeq[RowDigest] =
+    if (!withColumns) IndexedSeq.empty
+    else schema.fields.map(f => RowDigest(Seq(children(f.ordinal)), Seq(f.name), DshaV1))
+
+  // The row digest's words, then each column's, by a projection made once per task: generated or interpreted code as
+  // the codegen factory mode says, with subexpression elimination (one hash per digest). Children are bound by then.
+  @transient private lazy val digestWords: UnsafeProjection =
+    UnsafeProjection.create((rowDigest +: columnDigests).flatMap(d => Seq(RowDigestWord(d, 0), RowDigestWord(d, 1))))
+
+  override def createAggregationBuffer(): Sketch =
+    Sketch.empty(
+      schema.text,
+      schema.digest,
+      cells,
+      columnDigests.map(d => Sketch.Column(d.fieldNames.head, d.schema.digest))
+    )
+
+  override def update(buffer: Sketch, input: InternalRow): Sketch = {
+    buffer.add(digestWords(input))
+    buffer
+  }
+
+  override def merge(buffer: Sketch, other: Sketch): Sketch = buffer.merge(other)
+
+  override def eval(buffer: Sketch): Any = buffer.toBytes
+
+  override def serialize(buffer: Sketch): Array[Byte] = buffer.toBytes
+
+  override def deserialize(bytes: Array[Byte]): Sketch = Sketch.parse(bytes)
+
+  override def withNewMutableAggBufferOffset(offset: Int): DshaSketch = copy(mutableAggBufferOffset = offset)
+  override def withNewInputAggBufferOffset(offset: Int): DshaSketch = copy(inputAggBufferOffset = offset)
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): DshaSketch =
+    copy(children = newChildren)
+}

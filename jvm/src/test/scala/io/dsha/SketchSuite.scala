@@ -1,0 +1,176 @@
+package io.dsha
+
+import scala.jdk.CollectionConverters._
+import scala.util.Random
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.types.StructType
+
+import io.dsha.sketch.{Sketch, SketchCells, SketchDecoder}
+
+/**
+ * dsha_sketch and dsha_sketch_diff (SPEC.md §17): the decoder against exact multiset differences of random digests,
+ * folding against direct computation, and in SQL against exceptAll over random nested tables, in every execution mode.
+ */
+class SketchSuite extends SparkSuite {
+
+  private type Digest = (Long, Long)
+
+  private def cellsOf(items: Map[Digest, Long], m: Int): SketchCells = {
+    val c = new SketchCells(m)
+    items.foreach { case ((lo, hi), n) => c.add(lo, hi, n) }
+    c
+  }
+
+  private def decoded(r: SketchDecoder.Result): Map[Digest, Long] =
+    (0 until r.size).map(k => (r.lo(k), r.hi(k)) -> r.count(k)).toMap
+
+  /** A multiset difference of `d` distinct digests with multiplicities from -3 to 3 (0 excluded). */
+  private def randomDifference(random: Random, d: Int): Map[Digest, Long] =
+    Seq.fill(d)((random.nextLong(), random.nextLong()) -> ((random.nextInt(3) + 1) * (if (random.nextBoolean()) 1L
+                                                                                      else -1L))).toMap
+
+  test("decoding random differences gives exactly the multiset difference, at about 1.25 to 2 cells per digest") {
+    val random = new Random(17)
+    for (d <- Seq(0, 1, 2, 5, 30, 200, 1000, 20000, 100000)) {
+      val diff = randomDifference(random, d)
+      val m = Iterator.iterate(1)(_ * 2).map(n => 3 * n).find(_ >= 2 * d + 3).get
+      val result = SketchDecoder.decodeSmallest(cellsOf(diff, m))
+      assert(result.decoded, s"d=$d, m=$m")
+      assert(decoded(result) == diff, s"d=$d")
+      if (d >= 1000) assert(result.cells <= 2 * d, s"d=$d decoded with ${result.cells} cells")
+    }
+  }
+
+  test("a difference larger than the sketch fails to decode, and the estimate sizes a retry") {
+    val random = new Random(5)
+    val diff = randomDifference(random, 5000)
+    val failed = SketchDecoder.decodeSmallest(cellsOf(diff, 3072))
+    assert(!failed.decoded)
+    assert(failed.estimate > 3000 && failed.estimate < 8000, s"estimate ${failed.estimate}")
+    val retry = SketchDecoder.decodeSmallest(cellsOf(diff, 12288))
+    assert(retry.decoded && decoded(retry) == diff)
+  }
+
+  test("cells that add: 3 copies against 1 decode as +2, and multiplicities as large as 2^40 divide back") {
+    val x = (0x0123456789abcdefL, -0x1122334455667788L)
+    val y = (42L, 7L)
+    val a = cellsOf(Map(x -> 3L, y -> (1L << 40)), 12)
+    val b = cellsOf(Map(x -> 1L), 12)
+    a.combine(b, -1)
+    val r = SketchDecoder.decodeSmallest(a)
+    assert(r.decoded && decoded(r) == Map(x -> 2L, y -> (1L << 40)))
+  }
+
+  test("a sketch folds into exactly the sketch of a divisor size") {
+    val random = new Random(3)
+    val items = randomDifference(random, 300)
+    for ((big, small) <- Seq(48 -> 12, 48 -> 16, 48 -> 3, 3072 -> 96, 4096 -> 1)) {
+      assert(cellsOf(items, big).fold(small).words.sameElements(cellsOf(items, small).words), s"$big -> $small")
+    }
+    assert(SketchDecoder.foldSizes(48).toSeq == Seq(1, 2, 3, 4, 6, 8, 12, 16, 24, 48))
+    assert(Seq(1, 2, 3, 6, 49152, 65536).forall(n => SketchCells.validSize(n.toLong)))
+    assert(Seq(0, 5, 9, 10, 40).forall(n => !SketchCells.validSize(n.toLong)))
+  }
+
+  private def table(schema: StructType, rows: Seq[Row]): DataFrame = spark.createDataFrame(rows.asJava, schema)
+
+  private def sketchDiff(left: DataFrame, right: DataFrame): Row = {
+    left.createOrReplaceTempView("sketch_left")
+    right.createOrReplaceTempView("sketch_right")
+    spark.sql(
+      """SELECT dsha_sketch_diff(l.s, r.s) AS d
+        |FROM (SELECT dsha_sketch(*) AS s FROM sketch_left) l, (SELECT dsha_sketch(*) AS s FROM sketch_right) r""".stripMargin
+    ).head().getStruct(0)
+  }
+
+  /** The reference: left − right by row digest, from exceptAll both ways (maps compared by their digests). */
+  private def exceptAllDifference(left: DataFrame, right: DataFrame): Map[Seq[Byte], Long] = {
+    val l = left.selectExpr("logical_hash(*) AS h")
+    val r = right.selectExpr("logical_hash(*) AS h")
+    def counts(df: DataFrame): Map[Seq[Byte], Long] =
+      df.collect().map(_.getAs[Array[Byte]](0).toSeq).groupBy(identity).map { case (k, v) => k -> v.length.toLong }
+    counts(l.exceptAll(r)) ++ counts(r.exceptAll(l)).map { case (k, v) => k -> -v }
+  }
+
+  private def entries(d: Row): Map[Seq[Byte], Long] =
+    d.getSeq[Row](d.fieldIndex("entries")).map(e => e.getAs[Array[Byte]](0).toSeq -> e.getLong(1)).toMap
+
+  for (seed <- 1 to 6) {
+    test(s"dsha_sketch_diff equals exceptAll both ways on random nested tables, every mode, #$seed") {
+      val gen = new RandomTables(seed)
+      val schema = gen.structType(2 + gen.random.nextInt(3), depth = 2)
+      val rows = gen.rows(schema, 60)
+      // Right: some rows deleted, some modified, some inserted, some duplicated.
+      val k = seed * 3
+      val kept = rows.drop(k)
+      val modified = rows.take(k / 2).map(r => Row.fromSeq(r.toSeq.updated(0, gen.value(schema(0).dataType))))
+      val right = kept ++ modified ++ gen.rows(schema, k / 3) ++ rows.slice(k, k + 2) ++ rows.slice(k, k + 1)
+      val (l, r) = (table(schema, rows), table(schema, right).repartition(3))
+      val expected = exceptAllDifference(l, r)
+      val d = sameInAllModes {
+        withConf(Map(Sketch.CellsSetting -> "96")) {
+          val d = sketchDiff(l, r)
+          (d.getBoolean(0), entries(d), d.getAs[String]("left_digest"), d.getAs[String]("right_digest"))
+        }
+      }
+      assert(d._1, "decoded")
+      assert(d._2 == expected)
+      assert(d._3 == digestOf(l) && d._4 == digestOf(r))
+    }
+  }
+
+  test("a sketch does not depend on partitioning; its columns are dsha(column); its layout parses back") {
+    val df = spark.range(500).selectExpr("id", "CAST(id % 7 AS STRING) AS s", "map('k', id) AS m")
+    val bytes = sameInAllModes {
+      withConf(Map(Sketch.CellsSetting -> "24")) {
+        val a = df.repartition(5).selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0)
+        val b = df.coalesce(1).selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0)
+        assert(a.sameElements(b))
+        a.toSeq
+      }
+    }
+    val sketch = Sketch.parse(bytes.toArray)
+    assert(sketch.rows == 500 && sketch.cellCount == 24)
+    assert(sketch.toBytes.sameElements(bytes))
+    assert(sketch.digest == digestOf(df))
+    assert(sketch.columns.map(_.name) == Seq("id", "m", "s"))
+    for ((c, i) <- sketch.columns.zipWithIndex) {
+      assert(sketch.columnDigest(i) == digestOf(df.select(c.name)), c.name)
+    }
+    withConf(Map(Sketch.ColumnsSetting -> "false")) {
+      val plain = Sketch.parse(df.selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0))
+      assert(plain.columns.isEmpty && plain.digest == sketch.digest)
+    }
+  }
+
+  test("sketches of different sizes compare on their common fold; identical tables decode to nothing at 1 cell") {
+    val df = spark.range(300).selectExpr("id", "id * 2 AS y")
+    val sketch = (n: Int) =>
+      withConf(Map(Sketch.CellsSetting -> n.toString))(df.selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0))
+    val (a, b) = (Sketch.parse(sketch(48)), Sketch.parse(sketch(64)))
+    val diff = a.minus(b)
+    assert(diff.cells == 16)
+    val r = SketchDecoder.decodeSmallest(diff)
+    assert(r.decoded && r.size == 0 && r.cells == 1)
+  }
+
+  test("errors name the setting, the schemas, or what is malformed") {
+    val bad = intercept[Exception] {
+      withConf(Map(Sketch.CellsSetting -> "1000"))(spark.range(3).selectExpr("dsha_sketch(*)").collect())
+    }
+    assert(bad.getMessage.contains(Sketch.CellsSetting) && bad.getMessage.contains("1000"))
+    val schemas = intercept[Exception] {
+      spark.sql(
+        "SELECT dsha_sketch_diff((SELECT dsha_sketch(*) FROM range(3)), (SELECT dsha_sketch(x) FROM (SELECT id AS x FROM range(3))))"
+      )
+        .collect()
+    }
+    assert(schemas.getMessage.contains("different schemas"), schemas.getMessage)
+    assert(schemas.getMessage.contains("\"id\"") && schemas.getMessage.contains("\"x\""), schemas.getMessage)
+    val malformed = intercept[Exception](spark.sql("SELECT dsha_sketch_diff(X'00', X'00')").collect())
+    assert(malformed.getMessage.contains("malformed dsha sketch"), malformed.getMessage)
+    val types = intercept[Exception](spark.sql("SELECT dsha_sketch_diff(1, 2)").collect())
+    assert(types.getMessage.contains("dsha_sketch_diff takes two BINARY dsha sketches"), types.getMessage)
+  }
+}

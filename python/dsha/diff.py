@@ -1,0 +1,419 @@
+"""``dsha.diff``: exactly which rows differ between two DataFrames, without a key (SPEC.md §17).
+
+One Spark job sketches both sides (``dsha_sketch``: row digests in an invertible Bloom lookup table whose cells add,
+with each side's digest and column digests) and decodes the difference of the sketches into the row digests in excess
+on each side, with their multiplicities. The differing rows are then read by filtering each side with those digests
+(a broadcast of the digests, never a join of the two tables), as many times as they are in excess. With a key, rows of
+the same key on both sides are paired into per-column changes.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from dsha.files import DshaWarning
+
+# Cells of the first sketch (3·2^14: 1.9 MiB per task, decodes about 35,000 distinct differing rows) and the most a
+# retry may use (3·2^18: 30 MiB per task, about 600,000); beyond it the diff falls back to a join of digest counts.
+DEFAULT_CELLS = 49152
+DEFAULT_MAX_CELLS = 786432
+MAX_CELLS = 1 << 24
+
+_DIGEST = "__dsha_digest"
+_COUNT = "__dsha_count"
+_SIDE = "__dsha_side"
+
+
+class DiffError(ValueError):
+    """A diff that cannot be computed as asked: a missing key or column, DataFrames of different sessions."""
+
+
+@dataclass(frozen=True)
+class SchemaDifference:
+    """Columns only on the right (added), only on the left (removed), and of another type (retyped)."""
+
+    added: List[Tuple[str, str]]
+    removed: List[Tuple[str, str]]
+    retyped: List[Tuple[str, str, str]]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.retyped)
+
+    def explain(self) -> str:
+        lines = [f"  added:   {n} {t}" for n, t in self.added]
+        lines += [f"  removed: {n} {t}" for n, t in self.removed]
+        lines += [f"  retyped: {n} {a} -> {b}" for n, a, b in self.retyped]
+        return "schemas differ:\n" + "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return {"added": [{"column": n, "type": t} for n, t in self.added],
+                "removed": [{"column": n, "type": t} for n, t in self.removed],
+                "retyped": [{"column": n, "left": a, "right": b} for n, a, b in self.retyped]}
+
+
+@dataclass
+class Diff:
+    """What differs between two DataFrames; truthy exactly when they are equal (as ``dsha.equal`` says).
+
+    ``only_left`` / ``only_right`` hold each differing row as many times as it is in excess on that side (without a
+    key: the multisets ``left.exceptAll(right)`` and ``right.exceptAll(left)``); with a key, rows whose key is on both
+    sides are in ``changed`` instead, one row per differing column (key columns, ``column``, ``left_value``,
+    ``right_value``, values as strings). ``columns`` counts, per column, the differing rows that differ in it; without
+    a key a column counts the values of the left's excess rows that the right's excess rows do not have, or the
+    reverse, whichever is more. ``column_digests`` says, per column, whether the multiset of its values is the same on
+    both sides (SPEC.md §17.1), known before any row is read. The differing rows are cached (in memory, spilling to
+    disk) until ``unpersist()``; a ``with`` block unpersists them at its end.
+    """
+
+    equal: bool
+    left_rows: Optional[int]
+    right_rows: Optional[int]
+    left_digest: Optional[str]
+    right_digest: Optional[str]
+    only_left_count: int = 0
+    only_right_count: int = 0
+    changed_count: int = 0
+    columns: Dict[str, int] = field(default_factory=dict)
+    column_digests: Dict[str, bool] = field(default_factory=dict)
+    key: Optional[List[str]] = None
+    duplicate_keys: int = 0
+    method: str = "sketch"
+    sketch_cells: int = 0
+    cells_used: Optional[int] = None
+    distinct_differences: Optional[int] = None
+    schema_difference: Optional[SchemaDifference] = None
+    only_left: Any = None
+    only_right: Any = None
+    changed: Any = None
+    _cached: list = field(default_factory=list, repr=False)
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    @property
+    def differing_columns(self) -> List[str]:
+        """Columns that differ: in some differing row (``columns``), or by their column digests."""
+        return [c for c in self.column_digests if self.columns.get(c, 0) > 0 or not self.column_digests[c]] or [
+            c for c, n in self.columns.items() if n > 0]
+
+    def unpersist(self) -> None:
+        for df in self._cached:
+            df.unpersist()
+        self._cached.clear()
+
+    def __enter__(self) -> "Diff":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unpersist()
+
+    def to_dict(self) -> dict:
+        out = {"equal": self.equal, "left_rows": self.left_rows, "right_rows": self.right_rows,
+               "left_digest": self.left_digest, "right_digest": self.right_digest,
+               "only_left": self.only_left_count, "only_right": self.only_right_count, "changed": self.changed_count,
+               "columns": dict(self.columns), "column_digests_equal": dict(self.column_digests), "key": self.key,
+               "duplicate_keys": self.duplicate_keys, "method": self.method, "sketch_cells": self.sketch_cells,
+               "cells_used": self.cells_used, "distinct_differences": self.distinct_differences}
+        if self.schema_difference is not None:
+            out["schema"] = self.schema_difference.to_dict()
+        return out
+
+    def explain(self) -> str:
+        if self.schema_difference:
+            return self.schema_difference.explain()
+        if self.equal:
+            return f"equal: {self.left_digest} ({self.left_rows} rows)"
+        parts = [f"{self.left_rows} rows left, {self.right_rows} right: {self.only_left_count} only left, "
+                 f"{self.only_right_count} only right"]
+        if self.key:
+            parts[0] += f", {self.changed_count} changed (key {', '.join(self.key)})"
+            if self.duplicate_keys:
+                parts.append(f"{self.duplicate_keys} keys are on several differing rows of a side: not paired")
+        differing = {c: n for c, n in self.columns.items() if n}
+        if differing:
+            parts.append("columns: " + ", ".join(f"{c} {n}" for c, n in differing.items()))
+        digests = [c for c, same in self.column_digests.items() if not same]
+        if digests:
+            parts.append("column digests differ: " + ", ".join(digests))
+        parts.append(f"method: {self.method}")
+        return "\n".join(parts)
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _type_names(df: Any) -> Dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in df.schema.fields}
+
+
+def schema_difference(left: Any, right: Any) -> SchemaDifference:
+    """Columns added (only right), removed (only left) and retyped, by name; nullability is not part of a schema
+    (SPEC.md §2)."""
+    lt, rt = _type_names(left), _type_names(right)
+    return SchemaDifference(added=[(n, t) for n, t in rt.items() if n not in lt],
+                            removed=[(n, t) for n, t in lt.items() if n not in rt],
+                            retyped=[(n, lt[n], rt[n]) for n in lt if n in rt and lt[n] != rt[n]])
+
+
+@contextmanager
+def _settings(spark: Any, values: Dict[str, str]) -> Iterator[None]:
+    """Session settings for the queries of a block (read when they are analysed), restored after it."""
+    previous = {k: spark.conf.get(k, None) for k in values}
+    for k, v in values.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
+
+
+def _valid_cells(n: int) -> bool:
+    odd = n // (n & -n) if n > 0 else 0
+    return n >= 1 and odd in (1, 3)
+
+
+def cells_for(distinct: int) -> int:
+    """The smallest allowed sketch size (2^i or 3·2^i) with 1.5 cells per differing row digest."""
+    want, n = max(1, int(1.5 * distinct) + 1), 1
+    while True:
+        for size in (n, 3 * n // 2 if n >= 2 else n):
+            if size >= want and _valid_cells(size):
+                return size
+        n *= 2
+
+
+def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Any:
+    from pyspark.sql import functions as F
+
+    with _settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
+                                       "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
+        sketch = lambda df: df.agg(F.call_function("dsha_sketch", F.col("*")).alias("s"))  # noqa: E731
+        row = (sketch(left).crossJoin(sketch(right).withColumnRenamed("s", "t"))
+               .select(F.call_function("dsha_sketch_diff", F.col("s"), F.col("t")).alias("d"))
+               .first())
+    return row["d"]
+
+
+def diff(left: Any, right: Any, key: Optional[Sequence[str]] = None, columns: Optional[Sequence[str]] = None, *,
+         column_digests: bool = True, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
+    """Compares two DataFrames row by row, without a key: which rows are only on one side, how many times, and (with
+    ``key=[...]``) which columns changed. Classic and Spark Connect sessions alike.
+
+    ``columns`` restricts the comparison to those columns. ``cells`` sizes the first sketch; when the difference is
+    larger, one more pass with a sketch sized from an estimate of the difference is made, up to ``max_cells``; beyond
+    that the rows are matched by a join of per-digest counts, which is announced (``DshaWarning``, ``method``).
+    ``column_digests=False`` leaves out the column digests (about a third of the first pass's time on wide tables).
+    """
+    from pyspark.sql import functions as F
+
+    from dsha._session import ensure_loaded, translate_errors
+
+    if left.sparkSession is not right.sparkSession:
+        raise DiffError("dsha.diff compares DataFrames of one Spark session")
+    for name, n in (("cells", cells), ("max_cells", max_cells)):
+        if not (isinstance(n, int) and 1 <= n <= MAX_CELLS and _valid_cells(n)):
+            raise DiffError(f"{name} must be 2^i or 3·2^i cells (..., 12288, 49152, 65536, ...) up to {MAX_CELLS}, "
+                            f"not {n!r}")
+    spark = left.sparkSession
+    ensure_loaded(spark)
+    key = [key] if isinstance(key, str) else (list(key) if key else None)
+    if columns is not None:
+        columns = [columns] if isinstance(columns, str) else list(columns)
+        for side, df in (("left", left), ("right", right)):
+            missing = [c for c in columns if c not in df.columns]
+            if missing:
+                raise DiffError(f"no column {', '.join(missing)} on the {side} (columns: {', '.join(df.columns)})")
+        if key:
+            columns = key + [c for c in columns if c not in key]
+        left, right = left.select(*map(_quote, columns)), right.select(*map(_quote, columns))
+    if key:
+        for side, df in (("left", left), ("right", right)):
+            missing = [k for k in key if k not in df.columns]
+            if missing:
+                raise DiffError(f"key column {', '.join(missing)} is not on the {side} (columns: "
+                                f"{', '.join(df.columns)})")
+    schemas = schema_difference(left, right)
+    if schemas:
+        return Diff(equal=False, left_rows=None, right_rows=None, left_digest=None, right_digest=None, key=key,
+                    method="schema", schema_difference=schemas)
+    right = right.select(*map(_quote, left.columns))  # the left's column order (digests do not depend on it)
+    with translate_errors():
+        return _diff(left, right, key, column_digests, cells, max_cells, F)
+
+
+def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int,
+          F: Any) -> Diff:
+    d = _sketch_pass(left, right, cells, column_digests)
+    result = Diff(equal=d["left_digest"] == d["right_digest"], left_rows=d["left_rows"], right_rows=d["right_rows"],
+                  left_digest=d["left_digest"], right_digest=d["right_digest"], key=key, sketch_cells=d["cells"],
+                  column_digests={c["name"]: c["equal"] for c in d["columns"]})
+    if result.equal:
+        result.columns = {c: 0 for c in left.columns}
+        result.cells_used, result.distinct_differences = (d["cells_used"], 0) if d["decoded"] else (None, 0)
+        result.only_left, result.only_right = left.limit(0), right.limit(0)
+        if key:
+            result.changed = _changed_frame(left.limit(0), left.limit(0), key, F)
+        return result
+    passes = 1
+    while not d["decoded"]:
+        estimate, m = int(d["estimate"]), d["cells"]
+        # No zero cell left (SPEC.md §17.4): the estimate is only a lower bound, so grow faster.
+        saturated = estimate >= (m / 3) * math.log(2 * m) - 1
+        size = max(cells_for(estimate), (8 if saturated else 2) * m)
+        if size > max_cells:
+            break
+        passes += 1
+        d = _sketch_pass(left, right, size, False)
+    spark = left.sparkSession
+    if d["decoded"]:
+        entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
+        result.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
+        result.sketch_cells, result.cells_used, result.distinct_differences = d["cells"], d["cells_used"], len(entries)
+        counts = spark.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
+        rows = _differing_rows(left, right, counts, broadcast=True, F=F)
+        expected = (sum(c for _, c in entries if c > 0), sum(-c for _, c in entries if c < 0))
+    else:
+        result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
+                         f"more, needs more than max_cells={max_cells:,} sketch cells)")
+        warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
+        counts = _digest_counts(left, right, F)
+        rows = _differing_rows(left, right, counts, broadcast=False, F=F)
+        expected = None
+    rows = rows.persist()
+    result._cached.append(rows)
+    sides = {r[_SIDE]: r["n"] for r in rows.groupBy(_SIDE).agg(F.count(F.lit(1)).alias("n")).collect()}
+    got = (sides.get("left", 0), sides.get("right", 0))
+    if expected is not None and got != expected:
+        result.unpersist()
+        raise RuntimeError(
+            f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, "
+            f"but filtering the tables by their digests found {got[0]} and {got[1]}: is an input non-deterministic "
+            "(re-read files that changed, rand(), a limit without an order)? Nothing is reported rather than a "
+            "wrong result.")
+    data = [_quote(c) for c in left.columns]
+    only_left = rows.filter(F.col(_SIDE) == "left").select(*data)
+    only_right = rows.filter(F.col(_SIDE) == "right").select(*data)
+    if not key:
+        result.only_left, result.only_right = only_left, only_right
+        result.only_left_count, result.only_right_count = got
+        result.columns = _column_counts(rows, left.columns, F)
+        return result
+    _pair_by_key(result, only_left, only_right, key, F)
+    return result
+
+
+def _digest(df: Any, F: Any) -> Any:
+    """``df`` with its row digest (the same as in its sketch: the same columns, by name)."""
+    return df.withColumn(_DIGEST, F.call_function("logical_hash", *[F.col(_quote(c)) for c in df.columns]))
+
+
+def _digest_counts(left: Any, right: Any, F: Any) -> Any:
+    """Fallback: the signed excess of every row digest, from a full outer join of per-digest counts."""
+    counted = lambda df, sign: (_digest(df, F).groupBy(_DIGEST)  # noqa: E731
+                                .agg((F.count(F.lit(1)) * sign).alias(_COUNT)))
+    both = counted(left, 1).unionByName(counted(right, -1))
+    return both.groupBy(_DIGEST).agg(F.sum(_COUNT).alias(_COUNT)).filter(F.col(_COUNT) != 0)
+
+
+def _differing_rows(left: Any, right: Any, counts: Any, broadcast: bool, F: Any) -> Any:
+    """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side."""
+    def side(df: Any, name: str, sign: int) -> Any:
+        wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
+        joined = _digest(df, F).join(F.broadcast(wanted) if broadcast else wanted, _DIGEST)
+        one = joined.dropDuplicates([_DIGEST])  # rows of one digest are canonically equal: keep one, then repeat it
+        return (one.withColumn("__dsha_copy", F.explode(F.sequence(F.lit(1), F.col(_COUNT))))
+                .drop("__dsha_copy", _COUNT).withColumn(_SIDE, F.lit(name)))
+
+    return side(left, "left", 1).unionByName(side(right, "right", -1))
+
+
+def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
+    """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
+    by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
+    column."""
+    if rows.limit(1).count() == 0:
+        return {c: 0 for c in columns}
+    values = F.explode(F.array(*[
+        F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(_quote(c))).alias("v"))
+        for c in columns]))
+    sign = F.when(F.col(_SIDE) == "left", 1).otherwise(-1)
+    per_value = (rows.select(sign.alias("s"), values.alias("cv"))
+                 .groupBy("cv.c", "cv.v").agg(F.sum("s").alias("n")))
+    per_column = per_value.groupBy("c").agg(
+        F.sum(F.greatest(F.col("n"), F.lit(0))).alias("l"), F.sum(F.greatest(-F.col("n"), F.lit(0))).alias("r"))
+    found = {r["c"]: max(int(r["l"]), int(r["r"])) for r in per_column.collect()}
+    return {c: found.get(c, 0) for c in columns}
+
+
+def _value_text(col: Any, dtype: Any) -> Any:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BinaryType
+
+    return F.hex(col) if isinstance(dtype, BinaryType) else col.cast("string")
+
+
+def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], F: Any) -> Any:
+    """One row per differing column of each pair: key columns, column, left_value, right_value (as strings)."""
+    value_columns = [f for f in paired_left.schema.fields if f.name not in key]
+    l, r = paired_left.alias("l"), paired_right.alias("r")
+    pairs = l.join(r, _and([F.col("l." + _quote(k)).eqNullSafe(F.col("r." + _quote(k))) for k in key]))
+    if not value_columns:
+        return pairs.select(*[F.col("l." + _quote(k)).alias(k) for k in key],
+                            F.lit(None).cast("string").alias("column"), F.lit(None).cast("string").alias("left_value"),
+                            F.lit(None).cast("string").alias("right_value")).limit(0)
+    cells = F.explode(F.array(*[
+        F.struct(F.lit(f.name).alias("column"),
+                 _value_text(F.col("l." + _quote(f.name)), f.dataType).alias("left_value"),
+                 _value_text(F.col("r." + _quote(f.name)), f.dataType).alias("right_value"),
+                 (F.call_function("logical_hash", F.col("l." + _quote(f.name)))
+                  != F.call_function("logical_hash", F.col("r." + _quote(f.name)))).alias("differs"))
+        for f in value_columns]))
+    return (pairs.select(*[F.col("l." + _quote(k)).alias(k) for k in key], cells.alias("x"))
+            .filter(F.col("x.differs"))
+            .select(*[_quote(k) for k in key], "x.column", "x.left_value", "x.right_value"))
+
+
+def _and(terms: List[Any]) -> Any:
+    out = terms[0]
+    for t in terms[1:]:
+        out = out & t
+    return out
+
+
+def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], F: Any) -> None:
+    """Pairs the differing rows whose key is once on each side into ``changed``; keys on several differing rows of a
+    side (and on the other side too) are counted in ``duplicate_keys`` and left unpaired."""
+    tagged = (only_left.select(*map(_quote, key)).withColumn("__l", F.lit(1)).withColumn("__r", F.lit(0))
+              .unionByName(only_right.select(*map(_quote, key)).withColumn("__l", F.lit(0)).withColumn("__r", F.lit(1))))
+    per_key = tagged.groupBy(*map(_quote, key)).agg(F.sum("__l").alias("nl"), F.sum("__r").alias("nr"))
+    stats = per_key.agg(
+        F.sum(F.when((F.col("nl") == 1) & (F.col("nr") == 1), 1).otherwise(0)).alias("paired"),
+        F.sum(F.when((F.col("nl") >= 1) & (F.col("nr") >= 1) & ((F.col("nl") > 1) | (F.col("nr") > 1)), 1)
+              .otherwise(0)).alias("ambiguous")).first()
+    paired_keys = per_key.filter((F.col("nl") == 1) & (F.col("nr") == 1)).select(*map(_quote, key))
+
+    def split(df: Any) -> Tuple[Any, Any]:
+        a, k = df.alias("a"), paired_keys.alias("k")
+        match = _and([F.col("a." + _quote(c)).eqNullSafe(F.col("k." + _quote(c))) for c in key])
+        return (a.join(k, match, "left_semi").select(*[F.col("a." + _quote(c)) for c in df.columns]),
+                a.join(k, match, "left_anti").select(*[F.col("a." + _quote(c)) for c in df.columns]))
+
+    paired_left, unpaired_left = split(only_left)
+    paired_right, unpaired_right = split(only_right)
+    result.changed_count = int(stats["paired"] or 0)
+    result.duplicate_keys = int(stats["ambiguous"] or 0)
+    result.only_left, result.only_right = unpaired_left, unpaired_right
+    result.only_left_count = unpaired_left.count()
+    result.only_right_count = unpaired_right.count()
+    result.changed = _changed_frame(paired_left, paired_right, key, F)
+    per_column = {r["column"]: int(r["n"]) for r in
+                  result.changed.groupBy("column").agg(F.count(F.lit(1)).alias("n")).collect()}
+    result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
