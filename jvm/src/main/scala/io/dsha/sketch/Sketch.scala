@@ -52,6 +52,11 @@ final class Sketch(
     if (other.cellCount != cellCount) {
       throw new IllegalArgumentException(s"cannot merge dsha sketches of $cellCount and ${other.cellCount} cells")
     }
+    if (other.columns.map(_.name) != columns.map(_.name)) {
+      throw new IllegalArgumentException(
+        "cannot merge a dsha sketch with column digests and one without (spark.dsha.sketch.columnDigests differs)"
+      )
+    }
     cells.combine(other.cells, 1)
     rows += other.rows
     Sum128.merge(sum, 0, other.sum, 0)
