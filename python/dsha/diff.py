@@ -411,8 +411,8 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
     result.changed_count = int(stats["paired"] or 0)
     result.duplicate_keys = int(stats["ambiguous"] or 0)
     result.only_left, result.only_right = unpaired_left, unpaired_right
-    result.only_left_count = unpaired_left.count()
-    result.only_right_count = unpaired_right.count()
+    result.only_left_count = int(unpaired_left.count())
+    result.only_right_count = int(unpaired_right.count())
     result.changed = _changed_frame(paired_left, paired_right, key, F)
     per_column = {r["column"]: int(r["n"]) for r in
                   result.changed.groupBy("column").agg(F.count(F.lit(1)).alias("n")).collect()}

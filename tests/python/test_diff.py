@@ -44,7 +44,7 @@ def changed_copy(left, k):
     """left with k rows changed: about k/2 modified (name), k/4 deleted, k/4 inserted (new ids) and, when k >= 4, the
     last row twice more."""
     modified, deleted, inserted = k - 2 * (k // 4), k // 4, k // 4
-    n = left.count()
+    n = int(left.count())
     right = left.where(F.col("id") >= modified + deleted).unionByName(
         left.where(F.col("id") < modified).withColumn("name", F.lit("changed")))
     if inserted:
