@@ -88,25 +88,15 @@ public final class SketchCells {
     // c·x as a 192-bit two's complement number: |c|·x, negated when c < 0.
     final long a = c < 0 ? -c : c; // as unsigned: |c|, also for Long.MIN_VALUE
     final long h0 = mulHigh(a, lo);
-    long p0 = a * lo;
-    long p1 = a * hi + h0;
-    long p2 = mulHigh(a, hi) + (Long.compareUnsigned(p1, h0) < 0 ? 1 : 0);
-    if (c < 0) {
-      p0 = ~p0;
-      p1 = ~p1;
-      p2 = ~p2;
-      p0 += 1;
-      if (p0 == 0) {
-        p1 += 1;
-        if (p1 == 0) p2 += 1;
-      }
-    }
+    final long[] p = {a * lo, a * hi + h0, 0};
+    p[2] = mulHigh(a, hi) + (Long.compareUnsigned(p[1], h0) < 0 ? 1 : 0);
+    if (c < 0) negate(p);
     final int[] changed = new int[HASHES];
     for (int j = 0; j < HASHES; j++) {
       final int cell = (int) Long.remainderUnsigned(word(lo, hi, j), cells);
       final int at = WORDS * cell;
       words[at] += c;
-      addSum(at, p0, p1, p2);
+      addSum(at, p[0], p[1], p[2]);
       words[at + 4] += chk;
       changed[j] = cell;
     }
@@ -124,6 +114,13 @@ public final class SketchCells {
     w[at + 1] = s0;
     w[at + 2] = s1;
     w[at + 3] += p2 + c1;
+  }
+
+  /** Negates a 192-bit two's complement number (three words, low first) in place. */
+  static void negate(long[] p) {
+    p[0] = ~p[0] + 1;
+    p[1] = ~p[1] + (p[0] == 0 ? 1 : 0);
+    p[2] = ~p[2] + (p[0] == 0 && p[1] == 0 ? 1 : 0);
   }
 
   /** The high 64 bits of the unsigned product a·b. */
@@ -147,20 +144,9 @@ public final class SketchCells {
     for (int at = 0; at < words.length; at += WORDS) {
       w[at] += sign * o[at];
       w[at + 4] += sign * o[at + 4];
-      long p0 = o[at + 1];
-      long p1 = o[at + 2];
-      long p2 = o[at + 3];
-      if (sign < 0) {
-        p0 = ~p0;
-        p1 = ~p1;
-        p2 = ~p2;
-        p0 += 1;
-        if (p0 == 0) {
-          p1 += 1;
-          if (p1 == 0) p2 += 1;
-        }
-      }
-      addSum(at, p0, p1, p2);
+      final long[] p = {o[at + 1], o[at + 2], o[at + 3]};
+      if (sign < 0) negate(p);
+      addSum(at, p[0], p[1], p[2]);
     }
   }
 

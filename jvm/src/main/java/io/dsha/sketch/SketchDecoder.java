@@ -114,22 +114,11 @@ public final class SketchDecoder {
     long lo;
     long hi;
     if (total == 1 || total == -1) {
-      long s0 = words[at + 1];
-      long s1 = words[at + 2];
-      long s2 = words[at + 3];
-      if (total == -1) {
-        s0 = ~s0;
-        s1 = ~s1;
-        s2 = ~s2;
-        s0 += 1;
-        if (s0 == 0) {
-          s1 += 1;
-          if (s1 == 0) s2 += 1;
-        }
-      }
-      if (s2 != 0) return false;
-      lo = s0;
-      hi = s1;
+      final long[] s = {words[at + 1], words[at + 2], words[at + 3]};
+      if (total == -1) SketchCells.negate(s);
+      if (s[2] != 0) return false;
+      lo = s[0];
+      hi = s[1];
     } else {
       final BigInteger sum = signed192(words[at + 1], words[at + 2], words[at + 3]);
       final BigInteger[] qr = sum.divideAndRemainder(BigInteger.valueOf(total));
