@@ -278,7 +278,9 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         result.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
         result.sketch_cells, result.cells_used, result.distinct_differences = d["cells"], d["cells_used"], len(entries)
         counts = spark.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
-        rows = _differing_rows(left, right, counts, broadcast=True, F=F)
+        # The matched rows are few (at most max_cells): a handful of partitions, not spark.sql.shuffle.partitions.
+        rows = _differing_rows(left, right, counts, broadcast=True, F=F,
+                               partitions=max(1, min(64, sum(abs(c) for _, c in entries) // 20000 + 1)))
         expected = (sum(c for _, c in entries if c > 0), sum(-c for _, c in entries if c < 0))
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
@@ -304,7 +306,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
     if not key:
         result.only_left, result.only_right = only_left, only_right
         result.only_left_count, result.only_right_count = got
-        result.columns = _column_counts(rows, left.columns, F)
+        result.columns = _column_counts(rows, left.columns, F) if sum(got) else {c: 0 for c in left.columns}
         return result
     _pair_by_key(result, only_left, only_right, key, F)
     return result
@@ -323,11 +325,14 @@ def _digest_counts(left: Any, right: Any, F: Any) -> Any:
     return both.groupBy(_DIGEST).agg(F.sum(_COUNT).alias(_COUNT)).filter(F.col(_COUNT) != 0)
 
 
-def _differing_rows(left: Any, right: Any, counts: Any, broadcast: bool, F: Any) -> Any:
-    """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side."""
+def _differing_rows(left: Any, right: Any, counts: Any, broadcast: bool, F: Any, partitions: int = 0) -> Any:
+    """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
+    ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
     def side(df: Any, name: str, sign: int) -> Any:
         wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
         joined = _digest(df, F).join(F.broadcast(wanted) if broadcast else wanted, _DIGEST)
+        if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
+            joined = joined.repartition(partitions, _DIGEST)
         one = joined.dropDuplicates([_DIGEST])  # rows of one digest are canonically equal: keep one, then repeat it
         return (one.withColumn("__dsha_copy", F.explode(F.sequence(F.lit(1), F.col(_COUNT))))
                 .drop("__dsha_copy", _COUNT).withColumn(_SIDE, F.lit(name)))
@@ -339,8 +344,6 @@ def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
     """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
     by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
     column."""
-    if rows.limit(1).count() == 0:
-        return {c: 0 for c in columns}
     values = F.explode(F.array(*[
         F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(_quote(c))).alias("v"))
         for c in columns]))
