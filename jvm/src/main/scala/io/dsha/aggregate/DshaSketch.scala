@@ -28,7 +28,8 @@ import io.dsha.types.CanonicalSchema
   """,
   examples = """
     Examples:
-      > SELECT dsha_sketch_diff(a.s, b.s).entries FROM (SELECT _FUNC_(*) s FROM VALUES (1), (2) t(x)) a, (SELECT _FUNC_(*) s FROM VALUES (1), (3) t(x)) b;
+      > SELECT dsha_sketch_diff(a.s, b.s).entries[0].count FROM (SELECT _FUNC_(*) AS s FROM VALUES (1), (2), (2) AS t(x)) a, (SELECT _FUNC_(*) AS s FROM VALUES (1) AS t(x)) b;
+       2
   """,
   group = "agg_funcs",
   since = "0.2.0"

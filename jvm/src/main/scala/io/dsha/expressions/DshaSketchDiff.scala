@@ -30,8 +30,10 @@ import io.dsha.sketch.{Sketch, SketchDecoder}
   """,
   examples = """
     Examples:
-      > SELECT d.decoded, d.entries[0].count FROM (SELECT _FUNC_(a.s, b.s) d FROM (SELECT dsha_sketch(*) s FROM VALUES (1), (2), (2) t(x)) a, (SELECT dsha_sketch(*) s FROM VALUES (1) t(x)) b);
-       true	2
+      > SELECT _FUNC_(a.s, b.s).entries[0].count FROM (SELECT dsha_sketch(*) AS s FROM VALUES (1), (2), (2) AS t(x)) a, (SELECT dsha_sketch(*) AS s FROM VALUES (1) AS t(x)) b;
+       2
+      > SELECT _FUNC_(a.s, b.s).decoded FROM (SELECT dsha_sketch(*) AS s FROM range(100)) a, (SELECT dsha_sketch(*) AS s FROM range(3, 103)) b;
+       true
   """,
   group = "misc_funcs",
   since = "0.2.0"
