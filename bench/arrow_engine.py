@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from common import RESULTS, log, loadavg, sf_label
+from common import RESULTS, log, loadavg, sf_label, write_results
 
 FIXED = ["l_orderkey", "l_partkey", "l_suppkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_discount",
          "l_tax", "l_shipdate", "l_commitdate", "l_receiptdate"]
@@ -149,9 +149,4 @@ def main(sf, lineitem, rounds, tmpdir, out_stem=None):
         lines.append(f"| {name} | {t['rows']:,} | {t['rows'] / t['wall']:,.0f} | {t['rows'] / t['cpu']:,.0f} |")
     md = "\n".join(lines) + "\n"
     stem = out_stem or os.path.join(RESULTS, f"results-arrow-sf{sf_label(sf)}")
-    with open(stem + ".json", "w") as f:
-        json.dump(report, f, indent=2)
-    with open(stem + ".md", "w") as f:
-        f.write(md)
-    print(md)
-    log(f"wrote {stem}.md and {stem}.json")
+    write_results(stem, md, report)

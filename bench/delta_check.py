@@ -13,14 +13,13 @@ round's OPTIMIZE compacts the same files. Every answer is checked: "unchanged", 
 Targets: check_unchanged <= log (+ a fixed 0.3 s of bookkeeping), check_optimized <= 0.05 x full.
 """
 import argparse
-import json
 import os
 import statistics
 import sys
 import tempfile
 import time
 
-from common import DATA, RESULTS, log, loadavg, sf_label
+from common import DATA, RESULTS, log, loadavg, sf_label, write_results
 from data import ensure_lineitem
 
 
@@ -109,12 +108,8 @@ def main():
               f"- after OPTIMIZE / full hash: **{med['check_optimized'] / med['full']:.3f}** (target <= 0.05)"]
     md = "\n".join(lines) + "\n"
     stem = os.path.join(RESULTS, f"results-delta-sf{sf_label(sf)}")
-    with open(stem + ".json", "w") as f:
-        json.dump({"times": times, "median": med, "rows": rows, "files": args.files, "loads": loads,
-                   "spark": spark.version, "digest": expected}, f, indent=2)
-    with open(stem + ".md", "w") as f:
-        f.write(md)
-    print(md)
+    write_results(stem, md, {"times": times, "median": med, "rows": rows, "files": args.files, "loads": loads,
+                             "spark": spark.version, "digest": expected})
     spark.stop()
 
 

@@ -23,7 +23,7 @@ import os
 import sys
 
 # bench/ is this script's folder, so its modules import by plain name (in the child processes too).
-from common import DATA, RESULTS, ROOT, log, loadavg, sf_label
+from common import DATA, RESULTS, ROOT, loadavg, sf_label, write_results
 from data import NESTED_SEED, ensure_lineitem, files_dir, nested_dir
 from methods import (LINEITEM_METHODS, NESTED_METHODS, REDIGEST_METHODS, WRITE_METHODS, choose, descriptions)
 from report import (aggregate_jfr, anchor_table, evaluate_targets, method_table, parallel_table, render_markdown,
@@ -219,12 +219,7 @@ def main():
     md = render_markdown(report)
     kind = "results-files" if phases and phases <= FILE_PHASES else "results"
     stem = args.out or os.path.join(RESULTS, f"{kind}-sf{sf_label(sf)}")
-    with open(stem + ".json", "w") as f:
-        json.dump(report, f, indent=2)
-    with open(stem + ".md", "w") as f:
-        f.write(md)
-    print(md)
-    log(f"wrote {stem}.md and {stem}.json")
+    write_results(stem, md, report)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ def add_parser(sub: Any, common: Any) -> None:
     d.add_argument("--output", metavar="DIR",
                    help="write the differing rows as Parquet: DIR/only_left, DIR/only_right, DIR/changed (with "
                         "--key); DIR must not exist")
+    d.add_argument("--column-digests", action="store_true",
+                   help="also each column's digest in the first pass: which columns differ, before rows are read "
+                        "(one more hash per value)")
     d.add_argument("--max-cells", type=int, default=None, metavar="CELLS",
                    help="the largest sketch before the diff falls back to a join (default 786432: about 600,000 "
                         "differing rows)")
@@ -43,7 +46,9 @@ def run(args: Any, spark: Any, load: Any) -> int:
 
     started = time.time()
     left, right = load(spark, args.left), load(spark, args.right)
-    options = {} if args.max_cells is None else {"max_cells": args.max_cells}
+    options = {"column_digests": args.column_digests}
+    if args.max_cells is not None:
+        options["max_cells"] = args.max_cells
     with dsha.diff(left, right, key=_names(args.key), columns=_names(args.columns), **options) as d:
         seconds = time.time() - started
         frames = {"only_left": d.only_left, "only_right": d.only_right, "changed": d.changed}

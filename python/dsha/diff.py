@@ -63,8 +63,8 @@ class Diff:
     sides are in ``changed`` instead, one row per differing column (key columns, ``column``, ``left_value``,
     ``right_value``, values as strings). ``columns`` counts, per column, the differing rows that differ in it; without
     a key a column counts the values of the left's excess rows that the right's excess rows do not have, or the
-    reverse, whichever is more. ``column_digests`` says, per column, whether the multiset of its values is the same on
-    both sides (SPEC.md §17.1), known before any row is read. The differing rows are cached (in memory, spilling to
+    reverse, whichever is more. With ``column_digests=True``, ``column_digests`` says per column whether the multiset
+    of its values is the same on both sides (SPEC.md §17.1), known before any row is read. The differing rows are cached (in memory, spilling to
     disk) until ``unpersist()``; a ``with`` block unpersists them at its end.
     """
 
@@ -195,22 +195,26 @@ def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Any
 
     with _settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
-        sketch = lambda df: df.agg(F.call_function("dsha_sketch", F.col("*")).alias("s"))  # noqa: E731
-        row = (sketch(left).crossJoin(sketch(right).withColumnRenamed("s", "t"))
-               .select(F.call_function("dsha_sketch_diff", F.col("s"), F.col("t")).alias("d"))
+        # Both sketches in one job (a union, not a join that would broadcast one of them), subtracted and decoded.
+        sketch = lambda df, i: df.agg(F.call_function("dsha_sketch", F.col("*")).alias("s")).withColumn("i", F.lit(i))  # noqa: E731,E501
+        side = lambda i: F.max(F.when(F.col("i") == i, F.col("s")))  # noqa: E731
+        row = (sketch(left, 0).unionByName(sketch(right, 1))
+               .agg(F.call_function("dsha_sketch_diff", side(0), side(1)).alias("d"))
                .first())
     return row["d"]
 
 
 def diff(left: Any, right: Any, key: Optional[Sequence[str]] = None, columns: Optional[Sequence[str]] = None, *,
-         column_digests: bool = True, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
+         column_digests: bool = False, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
     """Compares two DataFrames row by row, without a key: which rows are only on one side, how many times, and (with
     ``key=[...]``) which columns changed. Classic and Spark Connect sessions alike.
 
     ``columns`` restricts the comparison to those columns. ``cells`` sizes the first sketch; when the difference is
     larger, one more pass with a sketch sized from an estimate of the difference is made, up to ``max_cells``; beyond
     that the rows are matched by a join of per-digest counts, which is announced (``DshaWarning``, ``method``).
-    ``column_digests=False`` leaves out the column digests (about a third of the first pass's time on wide tables).
+    ``column_digests=True`` also computes each column's digest in the first pass (``Diff.column_digests``: which
+    columns differ, known before any row is read; one more hash per value, about the time of another ``dsha``).
+    ``columns`` counts per column from the differing rows, exactly, either way.
     """
     from pyspark.sql import functions as F
 
@@ -272,41 +276,41 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
             break
         passes += 1
         d = _sketch_pass(left, right, size, False)
-    spark = left.sparkSession
     if d["decoded"]:
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
         result.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
         result.sketch_cells, result.cells_used, result.distinct_differences = d["cells"], d["cells_used"], len(entries)
-        counts = spark.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
-        # The matched rows are few (at most max_cells): a handful of partitions, not spark.sql.shuffle.partitions.
-        rows = _differing_rows(left, right, counts, broadcast=True, F=F,
-                               partitions=max(1, min(64, sum(abs(c) for _, c in entries) // 20000 + 1)))
         expected = (sum(c for _, c in entries if c > 0), sum(-c for _, c in entries if c < 0))
+        # The differing rows are few (at most about max_cells): their jobs shuffle into a handful of partitions, not
+        # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
+        partitions = max(1, min(64, sum(expected) // 20000 + 1))
+        with _settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
+            rows, got, columns = _fetch(result, left, right, entries, expected, partitions, F)
+            if got == expected:
+                return _report(result, rows, left.columns, got, columns, key, F)
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
-        counts = _digest_counts(left, right, F)
-        rows = _differing_rows(left, right, counts, broadcast=False, F=F)
-        expected = None
-    rows = rows.persist()
-    result._cached.append(rows)
-    sides = {r[_SIDE]: r["n"] for r in rows.groupBy(_SIDE).agg(F.count(F.lit(1)).alias("n")).collect()}
-    got = (sides.get("left", 0), sides.get("right", 0))
-    if expected is not None and got != expected:
-        result.unpersist()
-        raise RuntimeError(
-            f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, "
-            f"but filtering the tables by their digests found {got[0]} and {got[1]}: is an input non-deterministic "
-            "(re-read files that changed, rand(), a limit without an order)? Nothing is reported rather than a "
-            "wrong result.")
-    data = [_quote(c) for c in left.columns]
+        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, F), F))
+        return _report(result, rows, left.columns, *_summary(rows, left.columns, F), key, F)
+    result.unpersist()
+    raise RuntimeError(
+        f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
+        f"filtering the tables by their digests found {got[0]} and {got[1]}: is an input non-deterministic (re-read "
+        "files that changed, rand(), a limit without an order)? Nothing is reported rather than a wrong result.")
+
+
+def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], columns: Dict[str, int],
+            key: Optional[List[str]], F: Any) -> Diff:
+    """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs."""
+    data = [_quote(c) for c in names]
     only_left = rows.filter(F.col(_SIDE) == "left").select(*data)
     only_right = rows.filter(F.col(_SIDE) == "right").select(*data)
     if not key:
         result.only_left, result.only_right = only_left, only_right
         result.only_left_count, result.only_right_count = got
-        result.columns = _column_counts(rows, left.columns, F) if sum(got) else {c: 0 for c in left.columns}
+        result.columns = columns
         return result
     _pair_by_key(result, only_left, only_right, key, F)
     return result
@@ -325,12 +329,52 @@ def _digest_counts(left: Any, right: Any, F: Any) -> Any:
     return both.groupBy(_DIGEST).agg(F.sum(_COUNT).alias(_COUNT)).filter(F.col(_COUNT) != 0)
 
 
-def _differing_rows(left: Any, right: Any, counts: Any, broadcast: bool, F: Any, partitions: int = 0) -> Any:
+def _cached(result: Diff, rows: Any) -> Any:
+    """``rows`` persisted until ``result.unpersist()``."""
+    rows = rows.persist()
+    result._cached.append(rows)
+    return rows
+
+
+def _fetch(result: Diff, left: Any, right: Any, entries: List[Tuple[bytes, int]], expected: Tuple[int, int],
+           partitions: int, F: Any) -> Tuple[Any, Tuple[int, int], Dict[str, int]]:
+    """The differing rows named by the decoded digests (cached), the rows found on each side, the column counts."""
+    if all(abs(c) == 1 for _, c in entries):
+        # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
+        # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
+        rows = _cached(result, _filtered_rows(left, right, entries, F))
+        got, columns = _summary(rows, left.columns, F)
+        if got == expected:
+            return rows, got, columns
+        result.unpersist()
+    counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
+    rows = _cached(result, _differing_rows(left, right, counts, F, digests=entries, partitions=partitions))
+    return (rows,) + _summary(rows, left.columns, F)
+
+
+def _in_digests(df: Any, digests: List[Tuple[bytes, int]], sign: int, F: Any) -> Any:
+    """The rows of ``df`` whose digest is one of those in excess on its side (``sign`` of the count)."""
+    mine = bytearray(b"".join(d for d, c in digests if c * sign > 0))
+    return df.filter(F.call_function("logical_hash_in", F.lit(mine), *[F.col(_quote(c)) for c in df.columns]))
+
+
+def _filtered_rows(left: Any, right: Any, digests: List[Tuple[bytes, int]], F: Any) -> Any:
+    """The rows of each side whose digest is in excess there, as often as the side holds them, tagged by side."""
+    return (_in_digests(left, digests, 1, F).withColumn(_SIDE, F.lit("left"))
+            .unionByName(_in_digests(right, digests, -1, F).withColumn(_SIDE, F.lit("right"))))
+
+
+def _differing_rows(left: Any, right: Any, counts: Any, F: Any, digests: Optional[List[Tuple[bytes, int]]] = None,
+                    partitions: int = 0) -> Any:
     """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
-    ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
+    ``digests``: the decoded (digest, signed excess) pairs, when known: each side is then first filtered by
+    ``logical_hash_in`` of its digests (no digest made a value, no join of the whole table), else joined with
+    ``counts``. ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
     def side(df: Any, name: str, sign: int) -> Any:
         wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
-        joined = _digest(df, F).join(F.broadcast(wanted) if broadcast else wanted, _DIGEST)
+        if digests is not None:
+            df, wanted = _in_digests(df, digests, sign, F), F.broadcast(wanted)
+        joined = _digest(df, F).join(wanted, _DIGEST)
         if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
             joined = joined.repartition(partitions, _DIGEST)
         one = joined.dropDuplicates([_DIGEST])  # rows of one digest are canonically equal: keep one, then repeat it
@@ -340,20 +384,26 @@ def _differing_rows(left: Any, right: Any, counts: Any, broadcast: bool, F: Any,
     return side(left, "left", 1).unionByName(side(right, "right", -1))
 
 
-def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
-    """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
-    by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
-    column."""
+def _summary(rows: Any, columns: List[str], F: Any) -> Tuple[Tuple[int, int], Dict[str, int]]:
+    """One job over the differing rows (which it caches): how many are on each side, and per column the values of one
+    side's excess that the other's lacks (as multisets, by canonical value), the larger side's count. A changed value
+    counts 1; a row only on one side counts 1 in every column."""
     values = F.explode(F.array(*[
         F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(_quote(c))).alias("v"))
         for c in columns]))
-    sign = F.when(F.col(_SIDE) == "left", 1).otherwise(-1)
-    per_value = (rows.select(sign.alias("s"), values.alias("cv"))
-                 .groupBy("cv.c", "cv.v").agg(F.sum("s").alias("n")))
+    left = F.when(F.col(_SIDE) == "left", 1).otherwise(0)
+    per_value = (rows.select(left.alias("l"), (1 - left).alias("r"), values.alias("cv"))
+                 .groupBy("cv.c", "cv.v").agg(F.sum("l").alias("l"), F.sum("r").alias("r")))
     per_column = per_value.groupBy("c").agg(
-        F.sum(F.greatest(F.col("n"), F.lit(0))).alias("l"), F.sum(F.greatest(-F.col("n"), F.lit(0))).alias("r"))
-    found = {r["c"]: max(int(r["l"]), int(r["r"])) for r in per_column.collect()}
-    return {c: found.get(c, 0) for c in columns}
+        F.sum("l").alias("lt"), F.sum("r").alias("rt"),
+        F.sum(F.greatest(F.col("l") - F.col("r"), F.lit(0))).alias("lx"),
+        F.sum(F.greatest(F.col("r") - F.col("l"), F.lit(0))).alias("rx"))
+    found = {r["c"]: r for r in per_column.collect()}
+    if not found:  # no differing row: no value of any column
+        return (0, 0), {c: 0 for c in columns}
+    any_column = next(iter(found.values()))  # every column sees every row once
+    return ((int(any_column["lt"]), int(any_column["rt"])),
+            {c: max(int(found[c]["lx"]), int(found[c]["rx"])) if c in found else 0 for c in columns})
 
 
 def _value_text(col: Any, dtype: Any) -> Any:

@@ -44,6 +44,25 @@ def logical_hash(*cols: ColumnOrName) -> Column:
     return F.call_function("logical_hash", *_columns(cols))
 
 
+def logical_hash_in(digests: Any, *cols: ColumnOrName) -> Column:
+    """True when ``logical_hash(*cols)`` is one of ``digests``: an iterable of 16-byte row digests (or their
+    concatenation as one bytes value). A filter that fetches rows by digest without computing the digests as values.
+
+    >>> df.filter(logical_hash_in([d1, d2], "*"))
+    """
+    if isinstance(digests, (bytes, bytearray)):
+        data = bytes(digests)
+    else:
+        items = [bytes(d) for d in digests]
+        bad = [d for d in items if len(d) != 16]
+        if bad:
+            raise ValueError(f"row digests are 16 bytes each, not {len(bad[0])}: {bad[0].hex()}")
+        data = b"".join(items)
+    if len(data) % 16:
+        raise ValueError(f"row digests are 16 bytes each; {len(data)} bytes is not a whole number of them")
+    return F.call_function("logical_hash_in", F.lit(bytearray(data)), *_columns(cols))
+
+
 def dsha(*cols: ColumnOrName) -> Column:
     """Aggregate: the dsha digest string of the rows (order-independent, duplicate-sensitive).
 
@@ -200,4 +219,4 @@ def dsha_final_fingerprint(state: ColumnOrName) -> Column:
 
 __all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_keyed", "dsha_keyed_fingerprint",
            "dsha_keyed_state", "dsha_merge", "dsha_secure", "dsha_secure_fingerprint", "dsha_secure_state", "dsha_state",
-           "logical_hash"]
+           "dsha_sketch", "dsha_sketch_diff", "logical_hash", "logical_hash_in"]

@@ -93,6 +93,8 @@ class SketchSuite extends SparkSuite {
     counts(l.exceptAll(r)) ++ counts(r.exceptAll(l)).map { case (k, v) => k -> -v }
   }
 
+  private def hexOf(bytes: Array[Byte]): String = bytes.map(b => f"${b & 0xff}%02X").mkString
+
   private def entries(d: Row): Map[Seq[Byte], Long] =
     d.getSeq[Row](d.fieldIndex("entries")).map(e => e.getAs[Array[Byte]](0).toSeq -> e.getLong(1)).toMap
 
@@ -153,6 +155,80 @@ class SketchSuite extends SparkSuite {
     assert(diff.cells == 16)
     val r = SketchDecoder.decodeSmallest(diff)
     assert(r.decoded && r.size == 0 && r.cells == 1)
+  }
+
+  for (seed <- 11 to 13) {
+    test(s"logical_hash_in keeps exactly the rows whose logical_hash is listed, every mode, #$seed") {
+      val gen = new RandomTables(seed)
+      val schema = gen.structType(2 + gen.random.nextInt(3), depth = 2)
+      val df = table(schema, gen.rows(schema, 80) ++ gen.rows(schema, 5).flatMap(r => Seq(r, r))).repartition(3)
+      val all = df.selectExpr("logical_hash(*) AS h").collect().map(_.getAs[Array[Byte]](0).toSeq)
+      val picked = gen.random.shuffle(all.distinct.toList).take(17) :+ Seq.fill[Byte](16)(0) // and a digest not there
+      val expected = all.filter(picked.toSet).groupBy(identity).map { case (k, v) => k -> v.length }
+      val literal = picked.map(d => hexOf(d.toArray)).mkString("X'", "", "'")
+      df.createOrReplaceTempView("hash_in")
+      val columns = df.columns.map(c => s"`$c`").mkString(", ") // Spark 3.5 takes no `*` in a WHERE clause
+      val got = sameInAllModes {
+        spark
+          .sql(s"SELECT logical_hash(*) FROM hash_in WHERE logical_hash_in($literal, $columns)")
+          .collect()
+          .map(_.getAs[Array[Byte]](0).toSeq)
+          .groupBy(identity)
+          .map { case (k, v) => k -> v.length }
+      }
+      assert(got == expected && got.nonEmpty)
+      // Arguments by name, as logical_hash: the columns in another order find the same rows.
+      val reversed = df.columns.reverse.map(c => s"`$c`").mkString(", ")
+      assert(
+        spark.sql(s"SELECT * FROM hash_in WHERE logical_hash_in($literal, $reversed)").count() == expected.values.sum
+      )
+    }
+  }
+
+  test("flat rows that exist (a cached table): sketch and logical_hash_in read row bytes, with the same results") {
+    val df = spark
+      .range(2000)
+      .selectExpr("id", "CAST(id % 13 AS DECIMAL(9, 2)) AS p", "IF(id % 7 = 0, NULL, CONCAT('s', id % 50)) AS s")
+      .repartition(4)
+      .cache()
+    val digests = df.selectExpr("logical_hash(*)").collect().map(_.getAs[Array[Byte]](0)).filter(_(0) < -100)
+    val hex = digests.map(hexOf).mkString
+    df.createOrReplaceTempView("flat_rows")
+    def sketch = spark.sql("SELECT dsha_sketch(*) FROM flat_rows")
+    def filtered = spark.sql(s"SELECT logical_hash(*) FROM flat_rows WHERE logical_hash_in(X'$hex', id, p, s)")
+    for ((mode, plans) <- inAllModes((sketch.queryExecution.executedPlan, filtered.queryExecution.executedPlan))) {
+      val rowBytes = mode.startsWith("HASH_ROW_BYTES")
+      assert(plans._1.toString.contains("PartialSketch") == rowBytes, s"$mode\n${plans._1}")
+      assert(plans._2.toString.contains("DigestFilter") == rowBytes, s"$mode\n${plans._2}")
+    }
+    val (bytes, rows) = sameInAllModes {
+      withConf(Map(Sketch.CellsSetting -> "48")) {
+        val b = sketch.head().getAs[Array[Byte]](0).toSeq
+        val r = filtered.collect().map(r => hexOf(r.getAs[Array[Byte]](0))).sorted.toSeq
+        (b, r)
+      }
+    }
+    assert(rows == digests.map(hexOf).sorted.toSeq && rows.nonEmpty)
+    val parsed = Sketch.parse(bytes.toArray)
+    assert(parsed.rows == 2000 && parsed.digest == digestOf(df))
+    for ((c, i) <- parsed.columns.zipWithIndex) assert(parsed.columnDigest(i) == digestOf(df.select(c.name)), c.name)
+    df.unpersist()
+  }
+
+  test("logical_hash_in: plans show how many digests, not which; bad digests are errors that say why") {
+    val df = spark.range(10).selectExpr("id")
+    val digests = df.selectExpr("logical_hash(id)").collect().take(3).map(_.getAs[Array[Byte]](0))
+    val hex = digests.map(hexOf).mkString
+    val q = spark.sql(s"SELECT * FROM range(10) WHERE logical_hash_in(X'$hex', id)")
+    assert(q.count() == 3)
+    val plan = q.queryExecution.executedPlan.toString + q.queryExecution.analyzed.toString
+    assert(plan.contains("<3 digests>") && !plan.toUpperCase.contains(hex.take(32)), plan)
+    val partial = intercept[Exception](spark.sql("SELECT logical_hash_in(X'0011', 1)").collect())
+    assert(partial.getMessage.contains("16 bytes each") && partial.getMessage.contains("2 bytes"), partial.getMessage)
+    val perRow = intercept[Exception](spark.sql("SELECT logical_hash_in(logical_hash(id), id) FROM range(3)").collect())
+    assert(perRow.getMessage.contains("constant BINARY"), perRow.getMessage)
+    val noColumns = intercept[Exception](spark.sql(s"SELECT logical_hash_in(X'$hex')").collect())
+    assert(noColumns.getMessage.contains("then the columns"), noColumns.getMessage)
   }
 
   test("errors name the setting, the schemas, or what is malformed") {

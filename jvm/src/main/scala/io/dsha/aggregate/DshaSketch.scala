@@ -2,13 +2,20 @@ package io.dsha.aggregate
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{
+  BoundReference,
+  Expression,
+  ExpressionDescription,
+  UnsafeProjection,
+  UnsafeRow
+}
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.types.{BinaryType, DataType}
 
 import io.dsha.algorithm.DshaV1
+import io.dsha.encoding.RowBytesWriter
 import io.dsha.expressions.{NamedArguments, RowDigest, RowDigestWord}
-import io.dsha.sketch.Sketch
+import io.dsha.sketch.{Sketch, SketchRowBytes}
 import io.dsha.types.CanonicalSchema
 
 // scalastyle:off line.size.limit
@@ -40,6 +47,7 @@ case class DshaSketch(
     fieldNames: Seq[String],
     cells: Int,
     withColumns: Boolean,
+    hashRowBytes: Boolean = true,
     mutableAggBufferOffset: Int = 0,
     inputAggBufferOffset: Int = 0
 ) extends TypedImperativeAggregate[Sketch]
@@ -77,8 +85,30 @@ case class DshaSketch(
       columnDigests.map(d => Sketch.Column(d.fieldNames.head, d.schema.digest))
     )
 
+  /**
+   * Adds rows read straight from their bytes, when every argument is a plain column of a flat type (the same digests;
+   * off with spark.dsha.hashRowBytes=false). `ordinals`: per argument, the input column holding it.
+   */
+  def rowBytes(ordinals: IndexedSeq[Int]): Option[SketchRowBytes] =
+    if (!readsRowBytes) None
+    else {
+      val perColumn = schema.fields.map(f => IndexedSeq(ordinals(f.ordinal)))
+      Some(new SketchRowBytes((rowDigest +: columnDigests).map(_.schema), ordinals +: perColumn))
+    }
+
+  def readsRowBytes: Boolean = hashRowBytes && RowBytesWriter.direct(schema.row)
+
+  // In an aggregate Spark runs (ObjectHashAggregateExec, children bound by then): the row-bytes path for UnsafeRows.
+  @transient private lazy val boundRowBytes: Option[SketchRowBytes] = {
+    val ordinals = children.collect { case b: BoundReference => b.ordinal }.toIndexedSeq
+    if (ordinals.size == children.size) rowBytes(ordinals) else None
+  }
+
   override def update(buffer: Sketch, input: InternalRow): Sketch = {
-    buffer.add(digestWords(input))
+    boundRowBytes match {
+      case Some(bytes) if input.isInstanceOf[UnsafeRow] => bytes.add(buffer, input)
+      case _ => buffer.add(digestWords(input))
+    }
     buffer
   }
 

@@ -4,26 +4,30 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Partial}
 import org.apache.spark.sql.catalyst.rules.Rule
-import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, InputRDDCodegen, SparkPlan}
-import org.apache.spark.sql.execution.aggregate.HashAggregateExec
+import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, FilterExec, InputRDDCodegen, SparkPlan}
+import org.apache.spark.sql.execution.aggregate.{HashAggregateExec, ObjectHashAggregateExec}
 
-import io.dsha.aggregate.DshaAggregate
+import io.dsha.aggregate.{DshaAggregate, DshaSketch}
 import io.dsha.encoding.RowBytesWriter
+import io.dsha.expressions.LogicalHashIn
 
 /**
  * Puts [[PartialDshaExec]] in place of the partial step of a global `dsha(...)` where it is faster than Spark's
  * generated aggregate: no GROUP BY, only dsha aggregates, arguments that are columns of flat types, and input rows that
  * exist anyway (a cached table, a shuffle, local data). Where Spark would fuse the aggregate with its input (a Parquet
  * scan, a projection, a join), building those rows would cost more than it saves, so the plan is left alone. Both
- * paths give the same digest. Off with `spark.dsha.hashRowBytes=false`.
+ * paths give the same digest. Likewise [[PartialSketchExec]] for a global `dsha_sketch(...)` and [[DigestFilterExec]]
+ * for a filter that is one `logical_hash_in` (dsha.diff's two passes). Off with `spark.dsha.hashRowBytes=false`.
  */
 case class HashRowBytes(session: SparkSession) extends Rule[SparkPlan] {
 
   override def apply(plan: SparkPlan): SparkPlan =
     if (!HashRowBytes.enabled(session)) plan
     else
-      plan.transformUp { case agg: HashAggregateExec =>
-        HashRowBytes.partialStep(agg).getOrElse(agg)
+      plan.transformUp {
+        case agg: HashAggregateExec => HashRowBytes.partialStep(agg).getOrElse(agg)
+        case agg: ObjectHashAggregateExec => HashRowBytes.partialSketch(agg).getOrElse(agg)
+        case filter: FilterExec => HashRowBytes.digestFilter(filter).getOrElse(filter)
       }
 }
 
@@ -55,6 +59,30 @@ object HashRowBytes {
       val aggregates = agg.aggregateExpressions.map(aggregate(_, agg.child.output))
       if (aggregates.forall(_.isDefined)) Some(PartialDshaExec(aggregates.flatten, agg.output, agg.child)) else None
     }
+  }
+
+  def partialSketch(agg: ObjectHashAggregateExec): Option[PartialSketchExec] = {
+    val bufferAttributes = agg.aggregateExpressions.flatMap(_.aggregateFunction.inputAggBufferAttributes)
+    val global = agg.groupingExpressions.isEmpty && agg.aggregateExpressions.nonEmpty &&
+      agg.output.map(_.exprId) == bufferAttributes.map(_.exprId)
+    val sketches = agg.aggregateExpressions.map { e =>
+      e.aggregateFunction match {
+        case s: DshaSketch if e.mode == Partial && !e.isDistinct && e.filter.isEmpty && s.readsRowBytes =>
+          val columns = s.children.map(column(_, agg.child.output))
+          if (columns.forall(_.isDefined)) Some(s -> columns.flatten.toIndexedSeq) else None
+        case _ => None
+      }
+    }
+    if (global && rowsExist(agg.child) && sketches.forall(_.isDefined)) {
+      Some(PartialSketchExec(sketches.flatten, agg.output, agg.child))
+    } else None
+  }
+
+  def digestFilter(filter: FilterExec): Option[DigestFilterExec] = filter.condition match {
+    case in: LogicalHashIn if rowsExist(filter.child) && RowBytesWriter.direct(in.schema.row) =>
+      val columns = in.children.map(column(_, filter.child.output))
+      if (columns.forall(_.isDefined)) Some(DigestFilterExec(in, columns.flatten.toIndexedSeq, filter.child)) else None
+    case _ => None
   }
 
   /**

@@ -2,10 +2,8 @@ package io.dsha.execution
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet, UnsafeProjection}
-import org.apache.spark.sql.catalyst.plans.physical.{Partitioning, SinglePartition, UnknownPartitioning}
-import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
-import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeSet}
+import org.apache.spark.sql.execution.SparkPlan
 
 import io.dsha.aggregate.DigestState
 
@@ -18,41 +16,21 @@ import io.dsha.aggregate.DigestState
  * @param aggregates one entry per dsha aggregate: its canonical schema and, per argument, the input column holding it
  */
 case class PartialDshaExec(aggregates: Seq[PartialDshaExec.Aggregate], output: Seq[Attribute], child: SparkPlan)
-    extends UnaryExecNode {
+    extends PartialStepExec {
 
   // A lazy val: Spark 3.5 declares QueryPlan.references a lazy val (which a def cannot override), Spark 4 a def.
   @transient override lazy val references: AttributeSet =
     AttributeSet(aggregates.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
 
-  // Partial aggregates are merged after a shuffle to one partition, unless the input already is in one.
-  override def outputPartitioning: Partitioning = child.outputPartitioning match {
-    case SinglePartition => SinglePartition
-    case other => UnknownPartitioning(other.numPartitions)
-  }
-
   override def simpleString(maxFields: Int): String =
     s"PartialDsha [${aggregates.mkString(", ")}] (hashes row bytes), output=${output.mkString("[", ", ", "]")}"
 
-  override lazy val metrics: Map[String, SQLMetric] = Map(
-    "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),
-    "rowsHashed" -> SQLMetrics.createMetric(sparkContext, "rows hashed")
-  )
-
   override protected def doExecute(): RDD[InternalRow] = {
-    val numOutputRows = longMetric("numOutputRows")
-    val rowsHashed = longMetric("rowsHashed")
     val specs = aggregates.map(_.spec)
-    val outputTypes = output.map(_.dataType).toArray
-    child.execute().mapPartitions(
-      { rows =>
-        val hasher = new StateHasher(specs).addAll(rows)
-        rowsHashed += hasher.rows
-        numOutputRows += 1
-        val buffer = hasher.states.flatMap(_.bufferValues)
-        Iterator.single(UnsafeProjection.create(outputTypes).apply(InternalRow.fromSeq(buffer)))
-      },
-      preservesPartitioning = true
-    )
+    perPartition { rows =>
+      val hasher = new StateHasher(specs).addAll(rows)
+      (hasher.rows, hasher.states.flatMap(_.bufferValues))
+    }
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): PartialDshaExec = copy(child = newChild)

@@ -9,7 +9,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 import io.dsha.aggregate._
 import io.dsha.algorithm.DshaKeyedV1
-import io.dsha.expressions.{DshaSketchDiff, LogicalHash, NamedArguments}
+import io.dsha.execution.HashRowBytes
+import io.dsha.expressions.{DshaSketchDiff, LogicalHash, LogicalHashIn, NamedArguments}
 import io.dsha.shims.SparkShims
 import io.dsha.sketch.Sketch
 
@@ -43,22 +44,28 @@ object DshaFunctions {
     ),
     describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args))),
     describe[DshaSketch]("dsha_sketch")(args =>
-      DshaSketch(args, NamedArguments.of(args), sketchCells(), sketchColumns())
+      DshaSketch(args, NamedArguments.of(args), sketchCells(), sketchColumns(), sketchRowBytes())
     ),
     describe[DshaSketchDiff]("dsha_sketch_diff") {
       case Seq(l, r) => DshaSketchDiff(l, r)
       case args =>
         throw new IllegalArgumentException(s"dsha_sketch_diff takes two sketches, not ${args.size} arguments")
-    }
+    },
+    describe[LogicalHashIn]("logical_hash_in")(LogicalHashIn.build)
   )
 
   /** spark.dsha.sketch.columnDigests of the session analysing the query: whether a sketch has column digests. */
-  private def sketchColumns(): Boolean = {
-    val text = org.apache.spark.sql.internal.SQLConf.get.getConfString(Sketch.ColumnsSetting, "true")
+  private def sketchColumns(): Boolean = booleanSetting(Sketch.ColumnsSetting)
+
+  /** spark.dsha.hashRowBytes of the session analysing the query: whether a sketch may hash rows from their bytes. */
+  private def sketchRowBytes(): Boolean = booleanSetting(HashRowBytes.Enabled)
+
+  private def booleanSetting(name: String): Boolean = {
+    val text = org.apache.spark.sql.internal.SQLConf.get.getConfString(name, "true")
     text.trim.toLowerCase(java.util.Locale.ROOT) match {
       case "true" => true
       case "false" => false
-      case _ => throw new IllegalArgumentException(s"${Sketch.ColumnsSetting} must be true or false, not '$text'")
+      case _ => throw new IllegalArgumentException(s"$name must be true or false, not '$text'")
     }
   }
 

@@ -27,17 +27,22 @@ final class Sketch(
 
   /** Adds a row: `words` holds its row digest (low, high), then each column's digest alone, in column order. */
   def add(words: org.apache.spark.sql.catalyst.InternalRow): Unit = {
-    val lo = words.getLong(0)
-    val hi = words.getLong(1)
-    cells.add(lo, hi)
-    Sum128.addWords(sum, 0, lo, hi)
+    addRow(words.getLong(0), words.getLong(1))
     var c = 0
     while (c < columns.length) {
-      Sum128.addWords(columnSums, 2 * c, words.getLong(2 + 2 * c), words.getLong(3 + 2 * c))
+      addColumn(c, words.getLong(2 + 2 * c), words.getLong(3 + 2 * c))
       c += 1
     }
+  }
+
+  /** Adds one row by its digest's words (then its columns' digests by [[addColumn]]). */
+  def addRow(lo: Long, hi: Long): Unit = {
+    cells.add(lo, hi)
+    Sum128.addWords(sum, 0, lo, hi)
     rows += 1
   }
+
+  def addColumn(c: Int, lo: Long, hi: Long): Unit = Sum128.addWords(columnSums, 2 * c, lo, hi)
 
   /** The dsha-v1 digest of the rows (what `dsha` gives): a sketch holds the table's digest state. */
   def digest: String = DigestFormat.digestString(DshaV1, schemaDigest, rows, sum).toString
