@@ -5,6 +5,8 @@ import scala.jdk.CollectionConverters._
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.execution.ExplainMode
 
+import io.dsha.registration.DshaFunctions
+
 /**
  * dsha-keyed-v1 and dsha-secure-v1 (SPEC.md §16): the same digest in every execution mode, order-independent and
  * duplicate-sensitive; the table state is exactly the combination of per-row states (sum mod 2^256, lane-wise sums mod
@@ -112,12 +114,31 @@ class SecureDigestSuite extends SparkSuite {
         assert(!t.contains(KeyBase64.take(20)), t)
       }
       assert(texts(1).contains("dsha-keyed-v1"))
-      // A literal key is part of the SQL text and its parsed plan, but of nothing after analysis.
-      val literal = spark.sql(s"SELECT dsha_keyed('$KeyHex', id) FROM range(3)").queryExecution
-      Seq(literal.analyzed, literal.optimizedPlan, literal.executedPlan).foreach(p =>
-        assert(!p.toString.toLowerCase.contains(KeyHex.drop(4)), p.toString)
-      )
     } finally spark.conf.unset("spark.dsha.secret.suite")
+  }
+
+  test("a key written as a literal in SQL is in no plan either, parsed plans included (KeyLiterals)") {
+    val expected = spark.sql(s"SELECT dsha_keyed('$KeyHex', id) FROM range(3)").head().getString(0)
+    for (
+      function <- DshaFunctions.keyedNames.toSeq.sorted;
+      literal <- Seq(s"'$KeyHex'", s"'$KeyBase64'", s"X'$KeyHex'", s"'  $KeyHex  '")
+    ) {
+      val df = spark.sql(s"SELECT $function($literal, id) AS d FROM range(3) WHERE id < (SELECT 5)")
+      val texts =
+        Seq("simple", "extended", "formatted").map(m => df.queryExecution.explainString(ExplainMode.fromString(m)))
+      (texts :+ df.queryExecution.logical.toString).foreach { t =>
+        assert(!t.toLowerCase.contains(KeyHex.drop(4).toLowerCase) && !t.contains(KeyBase64.take(20)), t)
+      }
+      assert(texts(1).contains("conf:spark.dsha.secret.literal."), texts(1))
+      if (function == "dsha_keyed") assert(df.head().getString(0) == expected)
+    }
+    // In an expression parsed on its own (selectExpr, expr()), and the same key twice: one name.
+    val viaExpr = spark.range(3).selectExpr(s"dsha_keyed('$KeyHex', id) AS d")
+    assert(!viaExpr.queryExecution.logical.toString.toLowerCase.contains(KeyHex.drop(4).toLowerCase))
+    assert(viaExpr.head().getString(0) == expected)
+    val names = "conf:spark\\.dsha\\.secret\\.literal\\.[0-9a-f]+".r
+    val twice = spark.sql(s"SELECT dsha_keyed('$KeyHex', id), dsha_keyed('$KeyHex', id) FROM range(3)")
+    assert(names.findAllIn(twice.queryExecution.logical.toString).toSet.size == 1)
   }
 
   test("bad keys are errors that name the function and the setting, never the key") {

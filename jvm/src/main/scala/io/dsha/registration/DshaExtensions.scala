@@ -14,5 +14,6 @@ class DshaExtensions extends (SparkSessionExtensions => Unit) {
     DshaFunctions.all.foreach(extensions.injectFunction)
     extensions.injectResolutionRule(_ => ArgumentNamesAsInInput)
     extensions.injectColumnar(HashRowBytes.columnarRule)
+    extensions.injectParser((_, parser) => KeyLiterals.parser(parser))
   }
 }

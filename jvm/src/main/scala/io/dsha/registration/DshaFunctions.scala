@@ -95,6 +95,9 @@ object DshaFunctions {
 
   val names: Seq[String] = all.map(_._1.funcName)
 
+  /** The functions whose first argument is a key (kept out of parsed plans by [[KeyLiterals]]). */
+  val keyedNames: Set[String] = Set("dsha_keyed", "dsha_keyed_fingerprint", "dsha_keyed_state")
+
   /**
    * Registers the functions in one running session (`newSession()` and Spark Connect sessions need the extension).
    * Without the extension the session also lacks [[ArgumentNamesAsInInput]]: a column argument is then named as the

@@ -20,6 +20,13 @@ object KeyArgument {
   val ConfPrefix = "conf:"
 
   private val keys = new java.util.concurrent.ConcurrentHashMap[String, Secret]()
+  // Keys written in SQL text that are not keys (too short, neither hex nor base64): the error, raised at analysis.
+  private val invalid = new java.util.concurrent.ConcurrentHashMap[String, String]()
+  private val salt = {
+    val b = new Array[Byte](32)
+    new java.security.SecureRandom().nextBytes(b)
+    b
+  }
 
   private def fromSetting(name: String, what: String): Secret = {
     val conf = SQLConf.get
@@ -32,9 +39,10 @@ object KeyArgument {
         org.apache.spark.sql.SparkSession.getActiveSession.foreach(_.conf.unset(name))
         key
       case None =>
-        Option(keys.get(name)).getOrElse(
+        Option(keys.get(name)).getOrElse {
+          Option(invalid.get(name)).foreach(reason => throw new IllegalArgumentException(reason))
           throw new IllegalArgumentException(s"$what names the session setting '$name', which is not set")
-        )
+        }
     }
   }
 
@@ -47,6 +55,22 @@ object KeyArgument {
   def remember(key: Secret): String = {
     val name = "spark.dsha.secret.internal." + java.util.UUID.randomUUID().toString.replace("-", "")
     keys.put(name, key)
+    name
+  }
+
+  /**
+   * A key written as a literal in SQL text (text or bytes), kept under a name derived from it with a random salt of
+   * this JVM (the same key, the same name; nothing learnt from the name): the parser puts `conf:NAME` in its place
+   * ([[KeyLiterals]]). A literal that is no key is remembered with its error, raised when the query is analysed.
+   */
+  def rememberLiteral(function: String, literal: Either[String, Array[Byte]]): String = {
+    val what = s"the key of $function"
+    val mac = javax.crypto.Mac.getInstance("HmacSHA256")
+    mac.init(new javax.crypto.spec.SecretKeySpec(salt, "HmacSHA256"))
+    val raw = literal.fold(t => ("t" + t).getBytes(java.nio.charset.StandardCharsets.UTF_8), b => "b".getBytes ++ b)
+    val name = "spark.dsha.secret.literal." + mac.doFinal(raw).take(16).map(b => f"${b & 0xff}%02x").mkString
+    try keys.put(name, literal.fold(Secret.parse(_, what), Secret(_, what)))
+    catch { case e: IllegalArgumentException => invalid.put(name, e.getMessage) }
     name
   }
 
