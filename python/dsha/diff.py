@@ -76,7 +76,7 @@ class Diff:
     only_left_count: int = 0
     only_right_count: int = 0
     changed_count: int = 0
-    columns: Dict[str, int] = field(default_factory=dict)
+    _columns: Optional[Dict[str, int]] = field(default=None, repr=False)
     column_digests: Dict[str, bool] = field(default_factory=dict)
     key: Optional[List[str]] = None
     duplicate_keys: int = 0
@@ -89,9 +89,22 @@ class Diff:
     only_right: Any = None
     changed: Any = None
     _cached: list = field(default_factory=list, repr=False)
+    _columns_from: Any = field(default=None, repr=False)
 
     def __bool__(self) -> bool:
         return self.equal
+
+    @property
+    def columns(self) -> Dict[str, int]:
+        """Per column, how many differing rows differ in it: counted from the differing rows on first use (a job
+        over those rows only), then kept."""
+        if self._columns is None and self._columns_from is not None:
+            self._columns, self._columns_from = self._columns_from(), None
+        return self._columns or {}
+
+    @columns.setter
+    def columns(self, value: Dict[str, int]) -> None:
+        self._columns, self._columns_from = value, None
 
     @property
     def differing_columns(self) -> List[str]:
@@ -285,15 +298,15 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
         partitions = max(1, min(64, sum(expected) // 20000 + 1))
         with _settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
-            rows, got, columns = _fetch(result, left, right, entries, expected, partitions, F)
+            rows, got = _fetch(result, left, right, entries, expected, partitions, F)
             if got == expected:
-                return _report(result, rows, left.columns, got, columns, key, F)
+                return _report(result, rows, left.columns, got, partitions, key, F)
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
         rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, F), F))
-        return _report(result, rows, left.columns, *_summary(rows, left.columns, F), key, F)
+        return _report(result, rows, left.columns, _side_counts(rows, F), 0, key, F)
     result.unpersist()
     raise RuntimeError(
         f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
@@ -301,16 +314,24 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         "files that changed, rand(), a limit without an order)? Nothing is reported rather than a wrong result.")
 
 
-def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], columns: Dict[str, int],
+def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], partitions: int,
             key: Optional[List[str]], F: Any) -> Diff:
-    """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs."""
+    """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs.
+    ``partitions``: the shuffle partitions of jobs over those rows (0: the session's)."""
     data = [_quote(c) for c in names]
     only_left = rows.filter(F.col(_SIDE) == "left").select(*data)
     only_right = rows.filter(F.col(_SIDE) == "right").select(*data)
     if not key:
         result.only_left, result.only_right = only_left, only_right
         result.only_left_count, result.only_right_count = got
-        result.columns = columns
+        spark = rows.sparkSession
+
+        def column_counts() -> Dict[str, int]:
+            small = {"spark.sql.shuffle.partitions": str(partitions)} if partitions else {}
+            with _settings(spark, small):
+                return _column_counts(rows, names, F)
+
+        result._columns_from = column_counts
         return result
     _pair_by_key(result, only_left, only_right, key, F)
     return result
@@ -337,19 +358,19 @@ def _cached(result: Diff, rows: Any) -> Any:
 
 
 def _fetch(result: Diff, left: Any, right: Any, entries: List[Tuple[bytes, int]], expected: Tuple[int, int],
-           partitions: int, F: Any) -> Tuple[Any, Tuple[int, int], Dict[str, int]]:
-    """The differing rows named by the decoded digests (cached), the rows found on each side, the column counts."""
+           partitions: int, F: Any) -> Tuple[Any, Tuple[int, int]]:
+    """The differing rows named by the decoded digests (cached), and the rows found on each side."""
     if all(abs(c) == 1 for _, c in entries):
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
         rows = _cached(result, _filtered_rows(left, right, entries, F))
-        got, columns = _summary(rows, left.columns, F)
+        got = _side_counts(rows, F)
         if got == expected:
-            return rows, got, columns
+            return rows, got
         result.unpersist()
     counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
     rows = _cached(result, _differing_rows(left, right, counts, F, digests=entries, partitions=partitions))
-    return (rows,) + _summary(rows, left.columns, F)
+    return rows, _side_counts(rows, F)
 
 
 def _in_digests(df: Any, digests: List[Tuple[bytes, int]], sign: int, F: Any) -> Any:
@@ -384,26 +405,26 @@ def _differing_rows(left: Any, right: Any, counts: Any, F: Any, digests: Optiona
     return side(left, "left", 1).unionByName(side(right, "right", -1))
 
 
-def _summary(rows: Any, columns: List[str], F: Any) -> Tuple[Tuple[int, int], Dict[str, int]]:
-    """One job over the differing rows (which it caches): how many are on each side, and per column the values of one
-    side's excess that the other's lacks (as multisets, by canonical value), the larger side's count. A changed value
-    counts 1; a row only on one side counts 1 in every column."""
+def _side_counts(rows: Any, F: Any) -> Tuple[int, int]:
+    """How many of the differing rows are on each side (the job that fills their cache)."""
+    found = {r[_SIDE]: int(r["n"]) for r in rows.groupBy(_SIDE).agg(F.count(F.lit(1)).alias("n")).collect()}
+    return found.get("left", 0), found.get("right", 0)
+
+
+def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
+    """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
+    by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
+    column."""
     values = F.explode(F.array(*[
         F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(_quote(c))).alias("v"))
         for c in columns]))
-    left = F.when(F.col(_SIDE) == "left", 1).otherwise(0)
-    per_value = (rows.select(left.alias("l"), (1 - left).alias("r"), values.alias("cv"))
-                 .groupBy("cv.c", "cv.v").agg(F.sum("l").alias("l"), F.sum("r").alias("r")))
+    sign = F.when(F.col(_SIDE) == "left", 1).otherwise(-1)
+    per_value = (rows.select(sign.alias("s"), values.alias("cv"))
+                 .groupBy("cv.c", "cv.v").agg(F.sum("s").alias("n")))
     per_column = per_value.groupBy("c").agg(
-        F.sum("l").alias("lt"), F.sum("r").alias("rt"),
-        F.sum(F.greatest(F.col("l") - F.col("r"), F.lit(0))).alias("lx"),
-        F.sum(F.greatest(F.col("r") - F.col("l"), F.lit(0))).alias("rx"))
-    found = {r["c"]: r for r in per_column.collect()}
-    if not found:  # no differing row: no value of any column
-        return (0, 0), {c: 0 for c in columns}
-    any_column = next(iter(found.values()))  # every column sees every row once
-    return ((int(any_column["lt"]), int(any_column["rt"])),
-            {c: max(int(found[c]["lx"]), int(found[c]["rx"])) if c in found else 0 for c in columns})
+        F.sum(F.greatest(F.col("n"), F.lit(0))).alias("l"), F.sum(F.greatest(-F.col("n"), F.lit(0))).alias("r"))
+    found = {r["c"]: max(int(r["l"]), int(r["r"])) for r in per_column.collect()}
+    return {c: found.get(c, 0) for c in columns}
 
 
 def _value_text(col: Any, dtype: Any) -> Any:

@@ -62,6 +62,17 @@ class SketchSuite extends SparkSuite {
     assert(r.decoded && decoded(r) == Map(x -> 2L, y -> (1L << 40)))
   }
 
+  test("a word's cell is its unsigned remainder by the cell count, for every allowed size and others") {
+    val random = new Random(7)
+    val sizes = (0 to 24).flatMap(i => Seq(1 << i, 3 << i)).filter(_ <= Sketch.MaxCells) ++ Seq(5, 7, 1000)
+    for (m <- sizes) {
+      val cells = new SketchCells(m)
+      for (r <- Seq.fill(200)(random.nextLong()) ++ Seq(-1L, 0L, Long.MaxValue, Long.MinValue)) {
+        assert(cells.cellOf(r) == java.lang.Long.remainderUnsigned(r, m.toLong), s"$r mod $m")
+      }
+    }
+  }
+
   test("a sketch folds into exactly the sketch of a divisor size") {
     val random = new Random(3)
     val items = randomDifference(random, 300)

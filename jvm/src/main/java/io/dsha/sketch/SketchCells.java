@@ -26,6 +26,10 @@ public final class SketchCells {
 
   public final int cells;
   public final long[] words;
+  // r mod m without a division per update when m = 2^i or 3·2^i (i >= 1): ((r >>> i) mod 3)·2^i + (r mod 2^i).
+  private final int shift;
+  private final long low;
+  private final int odd;
 
   public SketchCells(int cells) {
     this(cells, new long[WORDS * cells]);
@@ -36,6 +40,16 @@ public final class SketchCells {
     if (words.length != WORDS * cells) throw new IllegalArgumentException("cell words do not match the cell count");
     this.cells = cells;
     this.words = words;
+    this.shift = Integer.numberOfTrailingZeros(cells);
+    this.low = (1L << shift) - 1;
+    this.odd = validSize(cells) && shift >= 1 ? cells >>> shift : 0;
+  }
+
+  /** The cell of a random word: {@code r mod m}, r unsigned. */
+  public int cellOf(long r) {
+    if (odd == 1) return (int) (r & low);
+    if (odd == 3) return (int) ((((r >>> shift) % 3) << shift) | (r & low)); // r >>> shift >= 0: % is the remainder
+    return (int) Long.remainderUnsigned(r, cells);
   }
 
   /** Whether a sketch may have {@code m} cells: 2^i or 3·2^i, so that it folds into every smaller such size. */
@@ -68,7 +82,7 @@ public final class SketchCells {
     final long[] w = words;
     final long seed = lo ^ (hi * GAMMA);
     for (int j = 1; j <= HASHES; j++) {
-      final int at = WORDS * (int) Long.remainderUnsigned(mix(seed + j * GAMMA), cells);
+      final int at = WORDS * cellOf(mix(seed + j * GAMMA));
       w[at] += 1;
       final long s0 = w[at + 1] + lo;
       final long t = w[at + 2] + hi;
@@ -93,7 +107,7 @@ public final class SketchCells {
     if (c < 0) negate(p);
     final int[] changed = new int[HASHES];
     for (int j = 0; j < HASHES; j++) {
-      final int cell = (int) Long.remainderUnsigned(word(lo, hi, j), cells);
+      final int cell = cellOf(word(lo, hi, j));
       final int at = WORDS * cell;
       words[at] += c;
       addSum(at, p[0], p[1], p[2]);
