@@ -265,6 +265,9 @@ def test_cli_diff(spark, tmp_path):
     assert report["equal"] is False and (report["left_rows"], report["right_rows"]) == (200, 202)
     assert (report["only_left"], report["only_right"], report["changed"]) == (2, 4, 4)
     assert report["columns"]["name"] == 4 and len(report["rows"]["changed"]) == 3
+    assert report["column_digests_equal"] == {}  # not computed unless asked for
+    digests = json.loads(run_cli("diff", str(tmp_path / "a"), str(tmp_path / "b"), "--json", "--column-digests").stdout)
+    assert digests["column_digests_equal"] == {"id": False, "price": False, "name": False, "x": False}
     written = spark.read.parquet(str(tmp_path / "out" / "only_right"))
     assert written.count() == 4 and sorted(os.listdir(tmp_path / "out")) == ["changed", "only_left", "only_right"]
     same = run_cli("diff", str(tmp_path / "a"), str(tmp_path / "a"))

@@ -77,8 +77,8 @@ def to_spec_json(row):
 
     out = dict(row)
     out["x"] = dbl(row["x"])
-    out["price"] = None if row["price"] is None else str(row["price"])
-    out["big"] = None if row["big"] is None else str(row["big"])
+    out["price"] = None if row["price"] is None else format(row["price"], "f")  # plain notation, never 0E-10
+    out["big"] = None if row["big"] is None else format(row["big"], "f")
     out["day"] = None if row["day"] is None else (row["day"] - EPOCH_DATE).days
     out["ts"] = None if row["ts"] is None else micros(row["ts"])
     out["raw"] = None if row["raw"] is None else row["raw"].hex()
