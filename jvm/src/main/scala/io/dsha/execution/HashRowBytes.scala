@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.aggregate.{HashAggregateExec, ObjectHashAg
 import io.dsha.aggregate.{DshaAggregate, DshaSketch}
 import io.dsha.encoding.RowBytesWriter
 import io.dsha.expressions.LogicalHashIn
+import io.dsha.util.Settings
 
 /**
  * Puts [[PartialDshaExec]] in place of the partial step of a global `dsha(...)` where it is faster than Spark's
@@ -34,12 +35,7 @@ case class HashRowBytes(session: SparkSession) extends Rule[SparkPlan] {
 object HashRowBytes {
   val Enabled = "spark.dsha.hashRowBytes"
 
-  def enabled(session: SparkSession): Boolean =
-    session.conf.get(Enabled, "true").trim.toLowerCase(java.util.Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case other => throw new IllegalArgumentException(s"$Enabled must be true or false, not '$other'")
-    }
+  def enabled(session: SparkSession): Boolean = Settings.trueOrFalse(Enabled, session.conf.get(Enabled, "true"))
 
   /**
    * Installed as a columnar rule because that is the hook Spark applies to physical plans with and without adaptive

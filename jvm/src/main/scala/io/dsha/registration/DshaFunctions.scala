@@ -13,6 +13,7 @@ import io.dsha.execution.HashRowBytes
 import io.dsha.expressions.{DshaSketchDiff, LogicalHash, LogicalHashIn, NamedArguments}
 import io.dsha.shims.SparkShims
 import io.dsha.sketch.Sketch
+import io.dsha.util.Settings
 
 /**
  * The SQL functions dsha adds, in the shape SparkSessionExtensions.injectFunction takes. Each builder captures the
@@ -60,14 +61,8 @@ object DshaFunctions {
   /** spark.dsha.hashRowBytes of the session analysing the query: whether a sketch may hash rows from their bytes. */
   private def sketchRowBytes(): Boolean = booleanSetting(HashRowBytes.Enabled)
 
-  private def booleanSetting(name: String): Boolean = {
-    val text = org.apache.spark.sql.internal.SQLConf.get.getConfString(name, "true")
-    text.trim.toLowerCase(java.util.Locale.ROOT) match {
-      case "true" => true
-      case "false" => false
-      case _ => throw new IllegalArgumentException(s"$name must be true or false, not '$text'")
-    }
-  }
+  private def booleanSetting(name: String): Boolean =
+    Settings.trueOrFalse(name, org.apache.spark.sql.internal.SQLConf.get.getConfString(name, "true"))
 
   /** spark.dsha.sketch.cells of the session analysing the query (the cells of a new sketch). */
   private def sketchCells(): Int = {
