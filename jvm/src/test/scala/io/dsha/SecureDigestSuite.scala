@@ -72,6 +72,31 @@ class SecureDigestSuite extends SparkSuite {
     }
   }
 
+  test("a keyed row value is HMAC-SHA-256 as javax.crypto.Mac computes it, for keys of any length") {
+    val random = new java.util.Random(17)
+    for (keyLength <- Seq(16, 32, 63, 64, 65, 135); _ <- 0 until 20) {
+      val key = new Array[Byte](keyLength)
+      val schema = new Array[Byte](32)
+      random.nextBytes(key)
+      random.nextBytes(schema)
+      val hasher = new io.dsha.algorithm.secure.HmacRowHasher(schema, key)
+      val mac = javax.crypto.Mac.getInstance("HmacSHA256")
+      mac.init(new javax.crypto.spec.SecretKeySpec(key, "HmacSHA256"))
+      for (rowLength <- Seq(0, 1, 31, 32, 55, 56, 64, 200, 1000)) {
+        val row = new Array[Byte](rowLength)
+        random.nextBytes(row)
+        hasher.startRow()
+        hasher.putBytes(row)
+        hasher.finishRow()
+        mac.update(schema)
+        assert(
+          hasher.digestInto(new Array[Byte](32)).toSeq == mac.doFinal(row).toSeq,
+          s"key $keyLength, row $rowLength"
+        )
+      }
+    }
+  }
+
   test("map entry order and variant field order do not count; map contents do") {
     for ((function, key) <- functions) {
       def d(sql: String) = spark.sql(s"SELECT $function(${key}m) FROM (SELECT $sql AS m)").head().getString(0)

