@@ -217,19 +217,16 @@ _DECODED = {
 
 
 def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
-    from pyspark.sql import functions as F
-
     with _settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
         # Both sketches in one job (a union, not a join that would broadcast one of them), subtracted and decoded.
-        sketch = lambda df, i: df.agg(F.call_function("dsha_sketch", F.col("*")).alias("s")).withColumn("i", F.lit(i))  # noqa: E731,E501
-        side = lambda i: F.max(F.when(F.col("i") == i, F.col("s")))  # noqa: E731
+        # Written as SQL text: three Datasets to analyse instead of eight (~50 ms less on the driver per pass).
+        sketch = lambda df, i: df.selectExpr("dsha_sketch(*) AS s", f"{i} AS i")  # noqa: E731
         fields = ["decoded", "cells", "cells_used", "estimate", "left_rows", "right_rows", "left_digest",
                   "right_digest", "columns"]
         row = (sketch(left, 0).unionByName(sketch(right, 1))
-               .agg(F.call_function("dsha_sketch_diff", side(0), side(1)).alias("d"))
-               .select(*[F.col("d." + f).alias(f) for f in fields],
-                       *[F.expr(e).alias(name) for name, e in _DECODED.items()])
+               .selectExpr("dsha_sketch_diff(max(IF(i = 0, s, NULL)), max(IF(i = 1, s, NULL))) AS d")
+               .selectExpr(*[f"d.{f} AS {f}" for f in fields], *[f"{e} AS {name}" for name, e in _DECODED.items()])
                .first())
     return row.asDict()
 
@@ -322,7 +319,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
         rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, F), F))
-        return _report(result, rows, left.columns, _side_counts(rows, F), 0, key, F)
+        return _report(result, rows, left.columns, _side_counts(rows), 0, key, F)
     result.unpersist()
     raise RuntimeError(
         f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
@@ -382,7 +379,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
         rows = _cached(result, _filtered_rows(left, right, digests, columns, F))
-        got = _side_counts(rows, F)
+        got = _side_counts(rows)
         if got == expected:
             return rows, got
         result.unpersist()
@@ -391,7 +388,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
     counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
     rows = _cached(result, _differing_rows(left, right, counts, F, digests=digests, partitions=partitions))
-    return rows, _side_counts(rows, F)
+    return rows, _side_counts(rows)
 
 
 def _in_digests(df: Any, digests: bytes, columns: List[Any], F: Any) -> Any:
@@ -426,10 +423,11 @@ def _differing_rows(left: Any, right: Any, counts: Any, F: Any, digests: Optiona
     return side(left, "left", 1).unionByName(side(right, "right", -1))
 
 
-def _side_counts(rows: Any, F: Any) -> Tuple[int, int]:
+def _side_counts(rows: Any) -> Tuple[int, int]:
     """How many of the differing rows are on each side (the job that fills their cache)."""
-    found = {r[_SIDE]: int(r["n"]) for r in rows.groupBy(_SIDE).agg(F.count(F.lit(1)).alias("n")).collect()}
-    return found.get("left", 0), found.get("right", 0)
+    # One global aggregate: two jobs under adaptive execution, where a groupBy's exchange made three.
+    found = rows.selectExpr(f"count_if({_SIDE} = 'left') AS l", f"count_if({_SIDE} = 'right') AS r").first()
+    return int(found["l"]), int(found["r"])
 
 
 def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:

@@ -97,8 +97,9 @@ public final class SketchCells {
     // c·x as a 192-bit two's complement number: |c|·x, negated when c < 0.
     final long a = c < 0 ? -c : c; // as unsigned: |c|, also for Long.MIN_VALUE
     final long h0 = mulHigh(a, lo);
-    final long[] p = {a * lo, a * hi + h0, 0};
-    p[2] = mulHigh(a, hi) + (Long.compareUnsigned(p[1], h0) < 0 ? 1 : 0);
+    final long m1 = a * hi;
+    final long[] p = {a * lo, m1 + h0, 0};
+    p[2] = mulHigh(a, hi) + UInt128.carry(m1, h0, p[1]);
     if (c < 0) negate(p);
     final int[] changed = new int[HASHES];
     for (int j = 0; j < HASHES; j++) {

@@ -5,8 +5,9 @@ import io.dsha.hash.ByteBufferSink;
 
 /**
  * A row hasher over a cryptographic primitive that takes the row's secure encoding (SPEC.md §16.1) whole: the
- * encoders write the row into this buffer; {@link #finishRow()} hashes {@code schema digest || row} with
- * {@link #digest(byte[], byte[], int)}. Row digests are read back as little-endian words.
+ * encoders write the row into this buffer; {@link #finishRow()} hands it to {@link #digest(byte[], int)}, which hashes
+ * {@code schema digest || row} (the schema digest from {@link #schemaDigest()}, or taken into a state beforehand).
+ * Row digests are read back as little-endian words.
  */
 public abstract class BufferedRowHasher extends ByteBufferSink implements RowHasher {
   private final byte[] schemaDigest;
@@ -22,11 +23,16 @@ public abstract class BufferedRowHasher extends ByteBufferSink implements RowHas
 
   @Override
   public final void finishRow() {
-    digest(schemaDigest, array(), length());
+    digest(array(), length());
   }
 
-  /** Computes the digest of {@code prefix || row[0, length)}. */
-  protected abstract void digest(byte[] prefix, byte[] row, int length);
+  /** The table's schema digest, which every row's hash starts with (SPEC.md §16). */
+  protected final byte[] schemaDigest() {
+    return schemaDigest;
+  }
+
+  /** Computes the digest of {@code schemaDigest() || row[0, length)}. */
+  protected abstract void digest(byte[] row, int length);
 
   static long wordLE(byte[] b, int at) {
     long v = 0;

@@ -47,8 +47,8 @@ public final class HmacRowHasher extends BufferedRowHasher {
   }
 
   @Override
-  protected void digest(byte[] prefix, byte[] row, int length) {
-    // `prefix` (the schema digest) is already in innerStart.
+  protected void digest(byte[] row, int length) {
+    // The schema digest is already in innerStart.
     try {
       MessageDigest h = (MessageDigest) innerStart.clone();
       h.update(row, 0, length);

@@ -47,9 +47,9 @@ public final class LtHashRowHasher extends BufferedRowHasher {
   }
 
   @Override
-  protected void digest(byte[] prefix, byte[] row, int length) {
+  protected void digest(byte[] row, int length) {
     try {
-      sha256.update(prefix);
+      sha256.update(schemaDigest());
       sha256.update(row, 0, length);
       sha256.digest(seed, 0, 32);
       aes.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(seed, "AES"));
