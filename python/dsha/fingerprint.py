@@ -76,16 +76,22 @@ META_ALGORITHM = "dsha-meta-v1"
 
 # algorithm= names (SPEC.md §16): the short name and the id alike.
 _ALGORITHM_NAMES = {None: "dsha-v1", "v1": "dsha-v1", "dsha-v1": "dsha-v1", "secure": "dsha-secure-v1",
-                    "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1"}
+                    "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1",
+                    "keyed-v2": "dsha-keyed-v2", "dsha-keyed-v2": "dsha-keyed-v2"}
+KEYED = ("dsha-keyed-v1", "dsha-keyed-v2")
+# The session setting the keyed SQL functions read for their algorithm (SPEC.md §16.6).
+KEYED_ALGORITHM_SETTING = "spark.dsha.keyed.algorithm"
 
 
 def algorithm_id(algorithm: Optional[str], key: Any) -> str:
     """The algorithm id of ``algorithm=`` and ``key=`` (SPEC.md §16): a key means dsha-keyed-v1."""
     if algorithm not in _ALGORITHM_NAMES:
-        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure' or 'keyed' (with key=)")
+        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure', or 'keyed' / 'keyed-v2' (with "
+                         "key=)")
     resolved = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
-    if (resolved == "dsha-keyed-v1") != (key is not None):
-        raise ValueError("key= and algorithm='keyed' go together: the keyed digest needs a key, the others take none")
+    if (resolved in KEYED) != (key is not None):
+        raise ValueError("key= and algorithm='keyed' (or 'keyed-v2') go together: the keyed digests need a key, the "
+                         "others take none")
     return resolved
 
 
@@ -96,6 +102,12 @@ class _Digests:
     def __init__(self, spark: Any, algorithm: Optional[str], key: Any):
         self.algorithm = algorithm_id(algorithm, key)
         self.spark, self.reference, self.owned = spark, None, False
+        self.previous_algorithm: Any = None
+        if self.algorithm in KEYED:
+            # The keyed functions take their algorithm from this setting when the query is analysed (in close()'s
+            # block: Spark Connect analyses at the action).
+            self.previous_algorithm = (spark.conf.get(KEYED_ALGORITHM_SETTING, None),)
+            spark.conf.set(KEYED_ALGORITHM_SETTING, self.algorithm)
         if key is not None:
             from dsha.functions import key_reference, key_setting
 
@@ -110,7 +122,8 @@ class _Digests:
 
         import dsha.functions as fn
 
-        names = {"dsha-v1": "dsha", "dsha-secure-v1": "dsha_secure", "dsha-keyed-v1": "dsha_keyed"}
+        names = {"dsha-v1": "dsha", "dsha-secure-v1": "dsha_secure", "dsha-keyed-v1": "dsha_keyed",
+                 "dsha-keyed-v2": "dsha_keyed"}
         name = names[self.algorithm] + form
         columns = cols or ("*",)
         if self.reference is None:
@@ -124,6 +137,13 @@ class _Digests:
         return self._call("_state", cols)
 
     def close(self) -> None:
+        if self.previous_algorithm is not None:
+            (previous,) = self.previous_algorithm
+            if previous is None:
+                self.spark.conf.unset(KEYED_ALGORITHM_SETTING)
+            else:
+                self.spark.conf.set(KEYED_ALGORITHM_SETTING, previous)
+            self.previous_algorithm = None
         if self.owned and self.spark.conf.get(self.reference[len("conf:"):], None) is not None:
             self.spark.conf.unset(self.reference[len("conf:"):])
 

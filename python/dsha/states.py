@@ -17,12 +17,12 @@ MAGIC = b"DSHS"
 FORMAT_VERSION = 1
 _U64 = 1 << 64
 # The algorithms this package can merge and finalise: multihash code -> id (SPEC.md §6, §16).
-_ALGORITHMS = {0x3D5A01: "dsha-v1", 0x3D5A10: "dsha-keyed-v1", 0x3D5A20: "dsha-secure-v1"}
+_ALGORITHMS = {0x3D5A01: "dsha-v1", 0x3D5A10: "dsha-keyed-v1", 0x3D5A11: "dsha-keyed-v2", 0x3D5A20: "dsha-secure-v1"}
 _CODES = {v: k for k, v in _ALGORITHMS.items()}
 _SCHEMA_DIGEST_BYTES = 32
 # The combiner state of each algorithm: its bytes, and whether it is one number (a sum mod 2^(8*bytes)) or lanes of
 # 64 bits summed lane by lane (dsha-secure-v1's LtHash).
-_STATE_BYTES = {"dsha-v1": 16, "dsha-keyed-v1": 32, "dsha-secure-v1": 4096}
+_STATE_BYTES = {"dsha-v1": 16, "dsha-keyed-v1": 32, "dsha-keyed-v2": 32, "dsha-secure-v1": 4096}
 _LANES = {"dsha-secure-v1"}
 
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Reference implementation of SPEC.md §16: dsha-keyed-v1 and dsha-secure-v1, in plain Python (hashlib, hmac and
-the PyPI package ``cryptography`` for AES-256), on top of the v1 reference (canonical schema, leaf encodings, states).
+the PyPI package ``cryptography`` for AES-256), on top of the v1 reference (canonical schema, leaf encodings, states);
+and of the draft dsha-keyed-v2 (§16.6).
 
     python dsha_reference_secure.py check tests/golden/vectors-secure.json
     python dsha_reference_secure.py fill tests/golden/vectors.json OUT.json [--key-hex HEX]
+    python dsha_reference_secure.py check-keyed-v2 tests/golden/vectors-keyed-v2.json
+    python dsha_reference_secure.py fill-keyed-v2 tests/golden/vectors.json OUT.json [--key-hex HEX]
 """
 from __future__ import annotations
 
@@ -23,8 +26,10 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 import dsha_reference as ref
 
 KEYED, SECURE = "dsha-keyed-v1", "dsha-secure-v1"
-CODES = {KEYED: 0x3D5A10, SECURE: 0x3D5A20}
-STATE_BYTES = {KEYED: 32, SECURE: 4096}
+KEYED2 = "dsha-keyed-v2"  # §16.6 (draft)
+CODES = {KEYED: 0x3D5A10, SECURE: 0x3D5A20, KEYED2: 0x3D5A11}
+STATE_BYTES = {KEYED: 32, SECURE: 4096, KEYED2: 32}
+SUM_ALGORITHMS = (KEYED, KEYED2)  # §16.2 and §16.6: one 32-byte sum mod 2^256
 LANES = 512
 M64 = 1 << 64
 
@@ -120,7 +125,7 @@ def lanes_of_seed(s: bytes) -> List[int]:
 
 def _state_int(algorithm: str, values) -> int:
     """The combiner state as the integer of its bytes read little-endian."""
-    if algorithm == KEYED:
+    if algorithm in SUM_ALGORITHMS:
         return sum(int.from_bytes(v, "little") for v in values) % (1 << 256)
     lanes = [0] * LANES
     for v in values:
@@ -135,7 +140,7 @@ def _final(algorithm: str, sd: bytes, rows: int, state: int) -> str:
 
 
 def content_sum_hex(algorithm: str, state: int) -> str:
-    if algorithm == KEYED:
+    if algorithm in SUM_ALGORITHMS:
         return format(state, "064x")
     return state.to_bytes(4096, "little").hex()
 
@@ -192,7 +197,7 @@ def merge_states(a: bytes, b: bytes) -> bytes:
     if x["algorithm"] != y["algorithm"] or x["schema_digest"] != y["schema_digest"]:
         raise ValueError("states of different algorithms or schemas")
     alg = x["algorithm"]
-    if alg == KEYED:
+    if alg in SUM_ALGORITHMS:
         state = (x["state"] + y["state"]) % (1 << 256)
     else:
         la = struct.unpack(f"<{LANES}Q", x["state"].to_bytes(4096, "little"))
@@ -223,6 +228,131 @@ def secure_digest(schema_str: str, rows: list) -> dict:
     return {"dsha": _final(SECURE, sd, len(rows), state), "seeds": [s.hex() for s in seeds],
             "content_sum_sha256": hashlib.sha256(content_sum_hex(SECURE, state).encode()).hexdigest(),
             "state_sha256": hashlib.sha256(state_bytes).hexdigest()}
+
+
+# -- §16.6 dsha-keyed-v2 (draft) -------------------------------------------------------------------------------
+
+P127 = (1 << 127) - 1  # §16.6: p = 2^127 - 1
+M128 = 1 << 128
+
+
+def check_key_length(key: bytes) -> None:
+    """§16.6: "The key K is as in §16.2", a byte string of at least 16 bytes (the message of ``parse_key``)."""
+    if len(key) < 16:
+        raise ValueError(f"the key is {len(key)} bytes; a key needs at least 16")
+
+
+def aes256_block(key: bytes, block: bytes) -> bytes:
+    """§16.6: AES-256 is FIPS 197 encryption of one 16-byte block."""
+    enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return enc.update(block) + enc.finalize()
+
+
+def aes256_ctr_stream(key: bytes, length: int) -> bytes:
+    """§16.6 (as §16.3): block j = AES-256_key(j as a 16-byte big-endian integer), j = 0, 1, 2, …, concatenated;
+    the first ``length`` bytes. Written block by block from the text (not with a CTR mode)."""
+    blocks = (length + 15) // 16
+    return b"".join(aes256_block(key, j.to_bytes(16, "big")) for j in range(blocks))[:length]
+
+
+def keyed2_seed(key: bytes, schema_digest: bytes) -> bytes:
+    """§16.6: seed = HMAC-SHA-256(K, "dsha-keyed-v2" (13 ASCII bytes) || schema_digest)."""
+    check_key_length(key)
+    return hmac.new(key, KEYED2.encode("ascii") + schema_digest, hashlib.sha256).digest()
+
+
+def keyed2_subkeys(key: bytes, schema_digest: bytes, words: int):
+    """§16.6 subkeys, once per table: (r, E, [k_0 … k_{words-1}]) from the keystream under the seed:
+    r = u128le(stream[0, 16)) mod 2^127, then mod p; E = stream[16, 48); k_i = u64le(stream[48 + 8i, 56 + 8i))."""
+    stream = aes256_ctr_stream(keyed2_seed(key, schema_digest), 48 + 8 * words)
+    r = int.from_bytes(stream[0:16], "little") % (1 << 127) % P127
+    e = stream[16:48]
+    k = [int.from_bytes(stream[48 + 8 * i:56 + 8 * i], "little") for i in range(words)]
+    return r, e, k
+
+
+def keyed2_blocks(length: int) -> int:
+    """§16.6: n = ceil(L / 16) (0 when L = 0)."""
+    return (length + 15) // 16
+
+
+def keyed2_key_words(length: int) -> int:
+    """How many NH key words a message of ``length`` bytes reads: k_0 … k_{2n+1} (the largest index, for
+    j = 1 and i = n - 1, is 2(n-1) + 1 + 2 = 2n + 1)."""
+    return 2 * keyed2_blocks(length) + 2
+
+
+def keyed2_words(m: bytes) -> List[int]:
+    """§16.6: m padded with zero bytes to 16·n bytes, read as w_t = u64le(m[8t, 8t + 8)), t = 0 … 2n - 1."""
+    n = keyed2_blocks(len(m))
+    padded = m + bytes(16 * n - len(m))
+    return [int.from_bytes(padded[8 * t:8 * t + 8], "little") for t in range(2 * n)]
+
+
+def keyed2_nh(m: bytes, k: List[int]):
+    """§16.6: NH_j = sum over i < n of ((w_2i + k_{2i+2j}) mod 2^64)·((w_{2i+1} + k_{2i+1+2j}) mod 2^64) mod 2^128,
+    for j = 0, 1 (exact products of integers below 2^64; the empty sum is 0)."""
+    w = keyed2_words(m)
+    n = len(w) // 2
+    out = []
+    for j in (0, 1):
+        total = 0
+        for i in range(n):
+            total += ((w[2 * i] + k[2 * i + 2 * j]) % M64) * ((w[2 * i + 1] + k[2 * i + 1 + 2 * j]) % M64)
+        out.append(total % M128)
+    return out[0], out[1]
+
+
+def keyed2_coefficients(nh0: int, nh1: int, length: int):
+    """§16.6: a = (NH_0 mod 2^64, floor(NH_0 / 2^64), NH_1 mod 2^64, floor(NH_1 / 2^64), L)."""
+    return nh0 % M64, nh0 >> 64, nh1 % M64, nh1 >> 64, length
+
+
+def keyed2_poly(a, r: int) -> int:
+    """§16.6: u = (a_0·r^5 + a_1·r^4 + a_2·r^3 + a_3·r^2 + a_4·r) mod p, evaluated term by term as written."""
+    return (a[0] * r ** 5 + a[1] * r ** 4 + a[2] * r ** 3 + a[3] * r ** 2 + a[4] * r) % P127
+
+
+def keyed2_encipher(u: int, e: bytes) -> bytes:
+    """§16.6: row_v = AES-256_E(u as 16 bytes LE) || AES-256_E((u + 2^127) as 16 bytes LE)."""
+    return aes256_block(e, u.to_bytes(16, "little")) + aes256_block(e, (u + (1 << 127)).to_bytes(16, "little"))
+
+
+def keyed2_u(m: bytes, r: int, k: List[int]) -> int:
+    """§16.6: the universal hash u of a row's secure encoding m (without the schema digest)."""
+    nh0, nh1 = keyed2_nh(m, k)
+    return keyed2_poly(keyed2_coefficients(nh0, nh1, len(m)), r)
+
+
+def keyed2_value_of_encoding(m: bytes, r: int, e: bytes, k: List[int]) -> bytes:
+    """§16.6: row_v of the secure encoding m under the subkeys (r, E, k)."""
+    return keyed2_encipher(keyed2_u(m, r, k), e)
+
+
+def keyed2_row_value(schema_str: str, row: dict, key: bytes) -> bytes:
+    """§16.6: the 32-byte row_v of a row (the subkeys derived for this row's schema)."""
+    t, sd = _schema(schema_str)
+    m = secure_row_bytes(t, row)
+    r, e, k = keyed2_subkeys(key, sd, keyed2_key_words(len(m)))
+    return keyed2_value_of_encoding(m, r, e, k)
+
+
+def keyed2_digest(schema_str: str, rows: list, key: bytes) -> dict:
+    """§16.6 for a table: the subkeys once, row_v per row, sum mod 2^256, final as §16.2 with "dsha-keyed-v2"."""
+    t, sd = _schema(schema_str)
+    encodings = [secure_row_bytes(t, row) for row in rows]
+    r, e, k = keyed2_subkeys(key, sd, max([keyed2_key_words(len(m)) for m in encodings], default=2))
+    values = [keyed2_value_of_encoding(m, r, e, k) for m in encodings]
+    state = _state_int(KEYED2, values)
+    return {"dsha": _final(KEYED2, sd, len(rows), state), "content_sum": content_sum_hex(KEYED2, state),
+            "row_values": [v.hex() for v in values],
+            "state": serialise_state(KEYED2, schema_str, len(rows), state).hex()}
+
+
+def keyed2_key_id(key: bytes) -> str:
+    """§16.6 (§12.1): the first 16 bytes of HMAC-SHA-256 under K of the ASCII text "dsha-keyed-v2 key id", hex."""
+    check_key_length(key)
+    return hmac.new(key, b"dsha-keyed-v2 key id", hashlib.sha256).digest()[:16].hex()
 
 
 # -- golden vectors (SPEC §16.5) -------------------------------------------------------------------------------
@@ -271,12 +401,63 @@ def cmd_check(path: str) -> int:
     return 1 if bad else 0
 
 
+def compute_keyed2(vector: dict, key: bytes) -> dict:
+    """§16.6: the dsha-keyed-v2 outputs of one vector of vectors.json."""
+    return {"name": vector["name"], "keyed_v2": keyed2_digest(vector["schema"], vector["rows"], key)}
+
+
+def cmd_fill_keyed2(vectors_path: str, out: str, key_hex: str) -> int:
+    """Writes the dsha-keyed-v2 outputs of every vector of vectors.json (the loop of ``cmd_fill``) to ``out``."""
+    key = bytes.fromhex(key_hex)
+    doc = {"_doc": "SPEC.md §16.6 (draft): dsha-keyed-v2 outputs of the vectors of vectors.json (by name), under "
+                   "key_hex; written by tests/reference/dsha_reference_secure.py fill-keyed-v2",
+           "key_hex": key_hex, "key_id": keyed2_key_id(key), "vectors": []}
+    for name, v in _vectors(vectors_path).items():
+        try:
+            doc["vectors"].append(compute_keyed2(v, key))
+        except (ValueError, ref.SchemaError) as e:
+            print(f"skip {name}: {e}", file=sys.stderr)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"{len(doc['vectors'])} vectors written to {out}")
+    return 0
+
+
+def cmd_check_keyed2(path: str) -> int:
+    """Recomputes a file written by ``cmd_fill_keyed2`` against the vectors.json beside it."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    vectors = _vectors(os.path.join(os.path.dirname(os.path.abspath(path)), "vectors.json"))
+    key = bytes.fromhex(doc["key_hex"])
+    bad = 0
+    if doc.get("key_id") != keyed2_key_id(key):
+        bad += 1
+        print("MISMATCH key_id", file=sys.stderr)
+    for expected in doc["vectors"]:
+        actual = compute_keyed2(vectors[expected["name"]], key)
+        for field, value in expected["keyed_v2"].items():
+            if actual["keyed_v2"].get(field) != value:
+                bad += 1
+                print(f"MISMATCH {expected['name']} keyed_v2.{field}", file=sys.stderr)
+    print(f"{len(doc['vectors'])} vectors checked, {bad} mismatches")
+    return 1 if bad else 0
+
+
 def main(argv: List[str]) -> int:
     if len(argv) == 2 and argv[0] == "check":
         return cmd_check(argv[1])
     if len(argv) in (3, 5) and argv[0] == "fill":
         key_hex = argv[4] if len(argv) == 5 and argv[3] == "--key-hex" else bytes(range(32)).hex()
         return cmd_fill(argv[1], argv[2], key_hex)
+    if len(argv) == 2 and argv[0] == "check-keyed-v2":
+        return cmd_check_keyed2(argv[1])
+    if len(argv) in (3, 5) and argv[0] == "fill-keyed-v2":
+        if len(argv) == 5 and argv[3] != "--key-hex":
+            print(__doc__, file=sys.stderr)
+            return 2
+        key_hex = argv[4] if len(argv) == 5 else bytes(range(32)).hex()
+        return cmd_fill_keyed2(argv[1], argv[2], key_hex)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -26,9 +26,8 @@ object functions {
   def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column = algorithm match {
     case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
     case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
-    case k: io.dsha.algorithm.DshaKeyedV1 if k.key.isDefined =>
-      val reference =
-        F.lit(io.dsha.registration.KeyArgument.ConfPrefix + io.dsha.registration.KeyArgument.remember(k.key.get))
+    case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined =>
+      val reference = F.lit(io.dsha.registration.KeyArgument.ConfPrefix + io.dsha.registration.KeyArgument.remember(k))
       call("dsha_keyed_state", reference +: cols)
     case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
   }

@@ -2,7 +2,7 @@ package io.dsha.aggregate
 
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
 
-import io.dsha.algorithm.{Algorithm, DshaKeyedV1}
+import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
 
 // The keyed tamper-evident digest (SPEC.md §16.2): dsha's three forms with dsha-keyed-v1 under a key as their
 // algorithm. The key is not an argument of the expression (it would print in plans): the function builder reads it
@@ -30,7 +30,7 @@ import io.dsha.algorithm.{Algorithm, DshaKeyedV1}
   since = "0.5.0"
 )
 // scalastyle:on line.size.limit
-case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorithm: KeyedAlgorithm)
     extends DshaAggregate {
   override def prettyName: String = "dsha_keyed"
   override def withFieldNames(names: Seq[String]): DshaKeyed = copy(fieldNames = names)
@@ -59,7 +59,7 @@ case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorit
   since = "0.5.0"
 )
 // scalastyle:on line.size.limit
-case class DshaKeyedFingerprint(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+case class DshaKeyedFingerprint(children: Seq[Expression], fieldNames: Seq[String], algorithm: KeyedAlgorithm)
     extends DshaAggregate {
   override def prettyName: String = "dsha_keyed_fingerprint"
   override def withFieldNames(names: Seq[String]): DshaKeyedFingerprint = copy(fieldNames = names)
@@ -88,7 +88,7 @@ case class DshaKeyedFingerprint(children: Seq[Expression], fieldNames: Seq[Strin
   since = "0.5.0"
 )
 // scalastyle:on line.size.limit
-case class DshaKeyedState(children: Seq[Expression], fieldNames: Seq[String], algorithm: DshaKeyedV1)
+case class DshaKeyedState(children: Seq[Expression], fieldNames: Seq[String], algorithm: KeyedAlgorithm)
     extends DshaAggregate {
   override def prettyName: String = "dsha_keyed_state"
   override def withFieldNames(names: Seq[String]): DshaKeyedState = copy(fieldNames = names)

@@ -39,7 +39,7 @@ trait Algorithm extends Serializable {
 object Algorithm {
 
   /** Every algorithm a state may carry. The keyed one without its key: states merge and finalise without it. */
-  val all: Seq[Algorithm] = Seq(DshaV1, DshaKeyedV1.Unkeyed, DshaSecureV1)
+  val all: Seq[Algorithm] = Seq(DshaV1, DshaKeyedV1.Unkeyed, DshaKeyedV2.Unkeyed, DshaSecureV1)
 
   /** SHA-256(domain || schema digest || rows as u64 LE || state words as u64 LE): every algorithm's final digest. */
   def sha256Final(domain: Array[Byte], schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte] = {

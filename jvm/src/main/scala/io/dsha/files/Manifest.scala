@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
-import io.dsha.algorithm.{Algorithm, DshaKeyedV1}
+import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
 import io.dsha.output.DigestFormat
 import io.dsha.util.Bytes
 
@@ -87,7 +87,7 @@ object Manifest {
 
   /** The `key_id` a manifest of states of this algorithm carries: the keyed algorithm's, else none. */
   def keyIdOf(algorithm: Algorithm): Option[String] = algorithm match {
-    case k: DshaKeyedV1 => k.keyId
+    case k: KeyedAlgorithm => k.keyId
     case _ => None
   }
 
@@ -171,7 +171,7 @@ object Manifest {
         if (k.isTextual && k.asText.matches("[0-9a-f]{32}")) k.asText
         else throw new BadField("field 'key_id' is not 32 hex digits")
       )
-      if (algorithm.id == DshaKeyedV1.Id && keyId.isEmpty) return Left("a keyed manifest without 'key_id'")
+      if (algorithm.isInstanceOf[KeyedAlgorithm] && keyId.isEmpty) return Left("a keyed manifest without 'key_id'")
       val m = Manifest(algorithm, text("format"), text("root"), schemaText, schemaDigest, entries, keyId)
       if (entries.map(_.path).distinct.size != entries.size) return Left("a file is listed twice")
       if (Bytes.hex(checksum(m)) != text("checksum")) {

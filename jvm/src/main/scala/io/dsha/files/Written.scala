@@ -1,6 +1,6 @@
 package io.dsha.files
 
-import io.dsha.algorithm.{Algorithm, DshaKeyedV1, DshaSecureV1, DshaV1}
+import io.dsha.algorithm.{Algorithm, DshaSecureV1, DshaV1, KeyedAlgorithm}
 import io.dsha.registration.KeyArgument
 
 /**
@@ -13,8 +13,9 @@ object Written {
   def byId(id: String, key: String): Algorithm = id match {
     case null | "" | "dsha-v1" => DshaV1
     case "dsha-secure-v1" => DshaSecureV1
-    case DshaKeyedV1.Id if key != null => DshaKeyedV1(KeyArgument.fromText("the key", key))
-    case DshaKeyedV1.Id => throw new IllegalArgumentException("dsha: the keyed digest needs a key")
+    case keyed if KeyedAlgorithm.unkeyed.exists(_.id == keyed) =>
+      if (key == null) throw new IllegalArgumentException(s"dsha: the keyed digest $keyed needs a key")
+      KeyedAlgorithm.byId(keyed, "the algorithm").withKey(KeyArgument.fromText("the key", key))
     case other => Algorithm.byId(other)
   }
 }

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.analysis.FunctionRegistryBase
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 
 import io.dsha.aggregate._
-import io.dsha.algorithm.DshaKeyedV1
+import io.dsha.algorithm.KeyedAlgorithm
 import io.dsha.execution.HashRowBytes
 import io.dsha.expressions.{DshaSketchDiff, LogicalHash, LogicalHashIn, NamedArguments}
 import io.dsha.shims.SparkShims
@@ -78,8 +78,8 @@ object DshaFunctions {
   }
 
   /** A keyed function: the key first (read now, kept out of the plan), then the columns. */
-  private def keyed(name: String, make: (Seq[Expression], Seq[String], DshaKeyedV1) => Expression): Builder = {
-    case key +: columns => make(columns, NamedArguments.of(columns), DshaKeyedV1(KeyArgument.read(name, key)))
+  private def keyed(name: String, make: (Seq[Expression], Seq[String], KeyedAlgorithm) => Expression): Builder = {
+    case key +: columns => make(columns, NamedArguments.of(columns), KeyArgument.readAlgorithm(name, key))
     case _ => throw new IllegalArgumentException(s"$name takes a key, then the columns to hash")
   }
 

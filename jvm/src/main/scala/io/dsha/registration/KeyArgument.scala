@@ -5,6 +5,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{BinaryType, StringType}
 import org.apache.spark.unsafe.types.UTF8String
 
+import io.dsha.algorithm.KeyedAlgorithm
 import io.dsha.util.Secret
 
 /**
@@ -51,11 +52,38 @@ object KeyArgument {
     if (text.startsWith(ConfPrefix)) fromSetting(text.substring(ConfPrefix.length).trim, what)
     else Secret.parse(text, what)
 
+  // The keyed algorithm a query that dsha builds asks for with its key (`remember(algorithm)`), by the key's name.
+  private val algorithms = new java.util.concurrent.ConcurrentHashMap[String, KeyedAlgorithm]()
+
   /** Keeps a key in the driver's memory under a new name, for a query that dsha builds (`conf:NAME`). */
   def remember(key: Secret): String = {
     val name = "spark.dsha.secret.internal." + java.util.UUID.randomUUID().toString.replace("-", "")
     keys.put(name, key)
     name
+  }
+
+  /** The same for a keyed algorithm with its key: the query's keyed functions take this algorithm, not the setting's. */
+  def remember(algorithm: KeyedAlgorithm): String = {
+    val name = remember(algorithm.key.getOrElse(throw new IllegalArgumentException(s"${algorithm.id} without a key")))
+    algorithms.put(name, algorithm)
+    name
+  }
+
+  /**
+   * The keyed algorithm of a keyed function's call: the one remembered with its key, else the session's
+   * `spark.dsha.keyed.algorithm` (dsha-keyed-v1 unless set), under the key read by [[read]].
+   */
+  def readAlgorithm(function: String, key: Expression): KeyedAlgorithm = {
+    val secret = read(function, key)
+    val remembered = key.eval() match {
+      case text: UTF8String if text.toString.startsWith(ConfPrefix) =>
+        Option(algorithms.get(text.toString.substring(ConfPrefix.length).trim))
+      case _ => None
+    }
+    remembered.getOrElse {
+      val id = SQLConf.get.getConfString(KeyedAlgorithm.Setting, io.dsha.algorithm.DshaKeyedV1.Id)
+      KeyedAlgorithm.byId(id, s"the session setting '${KeyedAlgorithm.Setting}'").withKey(secret)
+    }
   }
 
   /**
