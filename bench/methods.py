@@ -22,6 +22,8 @@ LINEITEM_METHODS = [
     ("dsha", "agg(dsha(*))", False),
     ("dsha_generated", "agg(dsha(*)) with spark.dsha.hashRowBytes=false: Spark's generated aggregate", False),
     ("dsha_keyed", "agg(dsha_keyed(key, *)): dsha-keyed-v1, HMAC-SHA-256 per row (SPEC.md §16.2)", False),
+    ("dsha_keyed_v2", "agg(dsha_keyed(key, *)) with spark.dsha.keyed.algorithm=dsha-keyed-v2: NH, a polynomial and "
+                      "AES-256 per row (SPEC.md §16.6)", False),
     ("dsha_secure", "agg(dsha_secure(*)): dsha-secure-v1, LtHash 512x64 over SHA-256 + AES-256-CTR (§16.3)", False),
     ("logical_hash_noop", "select(logical_hash(*)).write.format('noop')", False),
     ("dsha_equality", "dsha.equal(A, B): both fingerprints in one query", False),
@@ -94,6 +96,15 @@ def agg1(d, e):
     from pyspark.sql import functions as F
 
     return d.agg(F.expr(e)).collect()[0][0]
+
+
+def keyed_v2(d):
+    spark = d.sparkSession
+    spark.conf.set("spark.dsha.keyed.algorithm", "dsha-keyed-v2")
+    try:
+        return agg1(d, "dsha_keyed('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', *)")
+    finally:
+        spark.conf.unset("spark.dsha.keyed.algorithm")
 
 
 def logical_hash_noop(d):
@@ -172,6 +183,7 @@ def lineitem_methods(spark, df, df_b, parquet_path, selected):
         "dsha": lambda: agg1(df, "dsha(*)"),
         "dsha_generated": lambda: dsha_generated(df),
         "dsha_keyed": lambda: agg1(df, "dsha_keyed('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', *)"),
+        "dsha_keyed_v2": lambda: keyed_v2(df),
         "dsha_secure": lambda: agg1(df, "dsha_secure(*)"),
         "logical_hash_noop": lambda: logical_hash_noop(df),
         "dsha_equality": dsha_eq,

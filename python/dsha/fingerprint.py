@@ -90,7 +90,7 @@ def algorithm_id(algorithm: Optional[str], key: Any) -> str:
                          "key=)")
     resolved = "dsha-keyed-v1" if key is not None and algorithm is None else _ALGORITHM_NAMES[algorithm]
     if (resolved in KEYED) != (key is not None):
-        raise ValueError("key= and algorithm='keyed' (or 'keyed-v2') go together: the keyed digests need a key, the "
+        raise ValueError("key= and algorithm='keyed' go together (or 'keyed-v2'): the keyed digests need a key, the "
                          "others take none")
     return resolved
 

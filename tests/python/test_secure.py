@@ -108,23 +108,24 @@ def test_the_key_is_in_no_explain_output_and_no_error(spark, table, capsys):
 
 
 @pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own Spark; run once")
+def _cli(*args):
+    """The dsha CLI in a process of its own (local[2], no UI), as a user runs it: its exit code and output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
+    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]", "--conf",
+                           "spark.ui.enabled=false"], capture_output=True, text=True, timeout=300, env=env,
+                          stdin=subprocess.DEVNULL)
+
+
 def test_cli_key_file_and_secure_with_event_log_and_logs(spark, table, tmp_path):
     data = tmp_path / "t"
     table.write.parquet(str(data))
     (tmp_path / "key").write_text(KEY_B64 + "\n")
     events = tmp_path / "events"
     events.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
-    env.pop("PYSPARK_SUBMIT_ARGS", None)
-
-    def run(*args):
-        return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]", "--conf",
-                               "spark.ui.enabled=false"], capture_output=True, text=True, timeout=300, env=env,
-                              stdin=subprocess.DEVNULL)
-
-    keyed = run("hash", str(data), "--key-file", str(tmp_path / "key"), "--json", "--verbose",
-                "--conf", "spark.eventLog.enabled=true", "--conf", "spark.eventLog.compress=false",
-                "--conf", f"spark.eventLog.dir={events}")
+    keyed = _cli("hash", str(data), "--key-file", str(tmp_path / "key"), "--json", "--verbose",
+                 "--conf", "spark.eventLog.enabled=true", "--conf", "spark.eventLog.compress=false",
+                 "--conf", f"spark.eventLog.dir={events}")
     assert keyed.returncode == 0, keyed.stderr[-3000:]
     import json
 
@@ -137,12 +138,12 @@ def test_cli_key_file_and_secure_with_event_log_and_logs(spark, table, tmp_path)
     for text in logs + [keyed.stdout, keyed.stderr]:
         _no_key(text)
     # --secure on compare: equal to a copy, exit 1 against a different table.
-    same = run("compare", str(data), str(data), "--secure", "--json")
+    same = _cli("compare", str(data), str(data), "--secure", "--json")
     assert same.returncode == 0, same.stderr[-2000:]
-    bad = run("hash", str(data), "--secure", "--key-file", str(tmp_path / "key"))
+    bad = _cli("hash", str(data), "--secure", "--key-file", str(tmp_path / "key"))
     assert bad.returncode == 2 and "give one" in bad.stderr
     (tmp_path / "short").write_bytes(b"\x01\x02")
-    short = run("hash", str(data), "--key-file", str(tmp_path / "short"))
+    short = _cli("hash", str(data), "--key-file", str(tmp_path / "short"))
     assert short.returncode == 2 and "holds 2 bytes; a key needs at least 16" in short.stderr
 
 
@@ -185,3 +186,61 @@ def test_write_time_and_incremental_secure_digests(spark, tmp_path):
     assert any("another key" in str(w.message) for w in caught), [str(w.message) for w in caught]
     with pytest.raises(ValueError, match="go together"):
         dsha.write(first, str(tmp_path / "x"), algorithm="keyed")
+
+
+def test_keyed_v2_python_api_states_comparisons_and_cli(spark, table, tmp_path):
+    """dsha-keyed-v2 (SPEC.md §16.6) through the Python API and the CLI: its own digest and algorithm, the SQL
+    functions' digest under the setting, states that merge in Python, comparisons, no setting left behind."""
+    before = _key_settings(spark), spark.conf.get("spark.dsha.keyed.algorithm", None)
+    v2 = dsha.fingerprint(table, key=KEY, algorithm="keyed-v2")
+    assert v2.algorithm == "dsha-keyed-v2" and v2.digest.startswith("f91b4f50120") and v2.rows == 3
+    assert dsha.fingerprint(table, key=KEY_B64, algorithm="dsha-keyed-v2") == v2
+    assert v2.digest != dsha.fingerprint(table, key=KEY).digest
+    spark.conf.set("spark.dsha.keyed.algorithm", "dsha-keyed-v2")
+    try:
+        assert table.agg(dsha_keyed(KEY, "*")).first()[0] == v2.digest
+    finally:
+        spark.conf.unset("spark.dsha.keyed.algorithm")
+    parts = [dsha.state(table.where(f"id = {i}"), key=KEY, algorithm="keyed-v2") for i in (1, 2)]
+    assert Fingerprint.from_state(dsha.merge(parts)) == v2
+    assert dsha.equal(table, table.orderBy(F.desc("id")), key=KEY, algorithm="keyed-v2")
+    assert not dsha.equal(table, table.union(table.limit(1)), key=KEY, algorithm="keyed-v2")
+    assert (_key_settings(spark), spark.conf.get("spark.dsha.keyed.algorithm", None)) == before
+    with pytest.raises(ValueError, match="go together"):
+        dsha.fingerprint(table, algorithm="keyed-v2")
+    # The CLI: --key-algorithm with --key-file; alone, a usage error.
+    data = tmp_path / "t"
+    table.write.parquet(str(data))
+    (tmp_path / "key").write_text(KEY_HEX + "\n")
+    out = _cli("hash", str(data), "--key-file", str(tmp_path / "key"), "--key-algorithm", "dsha-keyed-v2", "--json")
+    assert out.returncode == 0, out.stderr[-3000:]
+    import json
+
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["algorithm"] == "dsha-keyed-v2"
+    assert got["digest"] == dsha.fingerprint(spark.read.parquet(str(data)), key=KEY, algorithm="keyed-v2").digest
+    _no_key(out.stdout + out.stderr)
+    alone = _cli("hash", str(data), "--key-algorithm", "dsha-keyed-v2")
+    assert alone.returncode == 2 and "give both" in alone.stderr
+
+
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="dsha.write needs a classic session")
+def test_write_time_keyed_v2_digests_and_their_manifest(spark, tmp_path):
+    import warnings
+
+    path = str(tmp_path / "k2")
+    first = spark.range(0, 300).selectExpr("id", "cast(id % 7 AS string) AS s", "map(id % 3, id) AS m")
+    written = dsha.write(first.repartition(3), path, key=KEY, algorithm="keyed-v2")
+    assert written.algorithm == "dsha-keyed-v2"
+    assert written == dsha.fingerprint(spark.read.schema(first.schema).parquet(path), key=KEY, algorithm="keyed-v2")
+    with open(os.path.join(path, "_dsha", "manifest.json"), encoding="utf-8") as f:
+        manifest = f.read()
+    assert '"key_id"' in manifest and '"dsha-keyed-v2"' in manifest
+    _no_key(manifest)
+    same = dsha.fingerprint_path(spark, path, key=KEY_B64, algorithm="keyed-v2")
+    assert same.files_reused == same.files_total == 3 and same.fingerprint == written
+    # Under dsha-keyed-v1 (same key) the states are not reused: the files are read, and the digest is v1's.
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        v1 = dsha.fingerprint_path(spark, path, key=KEY)
+    assert v1.files_read == v1.files_total and v1.fingerprint == dsha.fingerprint(spark.read.parquet(path), key=KEY)

@@ -46,6 +46,76 @@ class SecureDigestSuite extends SparkSuite {
     }
   }
 
+  private val KeyedV2 = Map(io.dsha.algorithm.KeyedAlgorithm.Setting -> "dsha-keyed-v2")
+
+  for (seed <- 1 to 3) {
+    test(s"dsha-keyed-v2 (spark.dsha.keyed.algorithm): every execution mode, row bytes, order, duplicates, #$seed") {
+      val df = table(seed)
+      val rows = df.collect().toSeq
+      val key = s"'$KeyHex', "
+      val base = withConf(KeyedV2) {
+        val base = sameInAllModes(digest(df, "dsha_keyed", key))
+        assert(base.startsWith("f91b4f50120"))
+        sameInAllModes {
+          val cached = df.coalesce(2).cache()
+          try assert(cached.selectExpr(s"dsha_keyed($key*)").head().getString(0) == base, "cached (row bytes)")
+          finally cached.unpersist()
+          assert(digest(
+            spark.createDataFrame(scala.util.Random.shuffle(rows).asJava, df.schema),
+            "dsha_keyed",
+            key
+          ) == base)
+        }
+        assert(digest(df.union(df.limit(1)), "dsha_keyed", key) != base, "a duplicated row")
+        assert(digest(spark.createDataFrame(rows.tail.asJava, df.schema), "dsha_keyed", key) != base, "a dropped row")
+        base
+      }
+      assert(digest(df, "dsha_keyed", key) != base, "dsha-keyed-v1 under the same key")
+    }
+  }
+
+  test(
+    "dsha-keyed-v2: states merge and finalise as the whole; mixed with v1 states, an error; an unknown id names the setting"
+  ) {
+    val key = s"'$KeyHex', "
+    val states = "SELECT g, dsha_keyed_state(" + key + "id, name) AS s FROM " +
+      "(SELECT id, id % 4 AS g, cast(id AS string) AS name FROM range(100)) GROUP BY g"
+    withConf(KeyedV2) {
+      val row = spark.sql(
+        s"SELECT dsha_final(dsha_merge(s)), dsha_final_fingerprint(dsha_merge(s)).algorithm FROM ($states)"
+      ).head()
+      val whole =
+        spark.sql(s"SELECT dsha_keyed(${key}id, name) FROM (SELECT id, cast(id AS string) AS name FROM range(100))")
+          .head()
+      assert(row.getString(0) == whole.getString(0))
+      assert(row.getString(1) == "dsha-keyed-v2")
+    }
+    spark.sql(s"SELECT dsha_keyed_state(${key}id) AS s FROM range(3)").createOrReplaceTempView("v1_states")
+    try {
+      withConf(KeyedV2) {
+        val mixed = intercept[Exception](spark.sql(
+          s"SELECT dsha_merge(s) FROM (SELECT s FROM v1_states UNION ALL SELECT dsha_keyed_state(${key}id) FROM range(3))"
+        ).collect()).getMessage
+        assert(mixed.contains("dsha-keyed-v1") && mixed.contains("dsha-keyed-v2"), mixed)
+      }
+    } finally spark.catalog.dropTempView("v1_states")
+    withConf(Map(io.dsha.algorithm.KeyedAlgorithm.Setting -> "dsha-keyed-v7")) {
+      val e = intercept[Exception](spark.sql(s"SELECT dsha_keyed(${key}id) FROM range(3)").collect()).getMessage
+      assert(e.contains("spark.dsha.keyed.algorithm") && e.contains("dsha-keyed-v7") && !e.contains(KeyHex.drop(4)), e)
+    }
+  }
+
+  test("dsha-keyed-v2: the key is in no plan (every EXPLAIN mode)") {
+    withConf(KeyedV2 + ("spark.dsha.secret.suite2" -> KeyHex)) {
+      val df = spark.sql("SELECT dsha_keyed('conf:spark.dsha.secret.suite2', id, id % 3) FROM range(10)")
+      val texts = Seq("simple", "extended", "codegen", "cost", "formatted").map(m =>
+        df.queryExecution.explainString(ExplainMode.fromString(m))
+      ) :+ df.queryExecution.toString
+      texts.foreach(t => assert(!t.toLowerCase.contains(KeyHex.drop(4)), t))
+      assert(df.head().getString(0).startsWith("f91b4f50120"))
+    }
+  }
+
   /** The combiner state of a state (SPEC.md §11.1) as words, read little-endian. */
   private def words(state: Array[Byte]): Seq[Long] = {
     val s = aggregate.DigestState.parse(state)

@@ -4,12 +4,15 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.math.BigInteger;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 
 import javax.crypto.Cipher;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+
+import org.apache.spark.unsafe.Platform;
 
 /**
  * dsha-keyed-v2's row value (SPEC.md §16.6, draft): NH with 64-bit words iterated twice (UMAC), a five-coefficient
@@ -23,6 +26,8 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
   private static final long LOW127 = Long.MAX_VALUE; // the high word's mask of a 127-bit number
   /** Math.multiplyHigh (Java 9+) when the JVM has it: its intrinsic; the 3.5 jars are compiled for Java 8. */
   private static final MethodHandle MULTIPLY_HIGH = multiplyHigh();
+  private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+  private static final long BASE = Platform.BYTE_ARRAY_OFFSET;
 
   private final byte[] seed;
   private final Cipher aes;
@@ -92,14 +97,14 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     final long[] k = nh;
     long lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
     final int full = length >>> 4;
-    for (int i = 0; i <= full && i < n; i++) {
+    for (int i = 0; i < n; i++) {
       final long w0, w1;
       if (i < full) {
-        w0 = wordLE(row, 16 * i);
-        w1 = wordLE(row, 16 * i + 8);
+        w0 = le(row, 16 * i);
+        w1 = le(row, 16 * i + 8);
       } else { // the last, partial block, zero-padded (bytes past `length` in the buffer are stale)
-        w0 = partialWordLE(row, 16 * i, length);
-        w1 = partialWordLE(row, 16 * i + 8, length);
+        w0 = partialLE(row, 16 * i, length);
+        w1 = partialLE(row, 16 * i + 8, length);
       }
       final long a = w0 + k[2 * i], b = w1 + k[2 * i + 1];
       final long p = a * b, ph = multiplyHighUnsigned(a, b);
@@ -118,64 +123,54 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-256 failed: " + e.getClass().getName());
     }
-    for (int i = 0; i < 4; i++) words[i] = wordLE(out, 8 * i);
+    for (int i = 0; i < 4; i++) words[i] = le(out, 8 * i);
   }
 
-  // The polynomial's value u, written into `blocks` as u and u + 2^127 (16 bytes each, little-endian).
-  private long acc0, acc1, acc2;
-
+  /**
+   * The polynomial's value u = a0·r^5 + a1·r^4 + a2·r^3 + a3·r^2 + a4·r mod p from precomputed powers (five independent
+   * products, not Horner's chain), written into `blocks` as u and u + 2^127, 16 bytes each, little-endian.
+   */
   private void polynomial(long a0, long a1, long a2, long a3, long a4) {
-    acc0 = 0;
-    acc1 = 0;
-    acc2 = 0;
-    term(a0, 0);
-    term(a1, 1);
-    term(a2, 2);
-    term(a3, 3);
-    term(a4, 4);
-    // acc < 5·(2^127 + 2^64) < 2^130: fold bits from 127 on (2^127 ≡ 1 mod p), then subtract p while u ≥ p.
+    final long[] pw = powers;
+    long acc0 = 0, acc1 = 0, acc2 = 0;
+    for (int i = 0; i < 5; i++) {
+      final long a = i == 0 ? a0 : i == 1 ? a1 : i == 2 ? a2 : i == 3 ? a3 : a4;
+      final long r0 = pw[2 * i], r1 = pw[2 * i + 1]; // r1 < 2^63
+      // a·r = p0 + 2^64·w1 + 2^128·w2 (< 2^191), reduced below 2^127 + 2^64 with 2^127 ≡ 1 (mod p)
+      final long p0 = a * r0, p0h = multiplyHighUnsigned(a, r0);
+      final long p1 = a * r1, p1h = multiplyHighUnsigned(a, r1); // a·r1 < 2^127: p1h < 2^63
+      final long w1 = p0h + p1;
+      final long w2 = p1h + carry(p0h, p1, w1);
+      final long high = (w1 >>> 63) | (w2 << 1); // bits 127 and up, < 2^64
+      final long lo = p0 + high;
+      final long mid = (w1 & LOW127) + carry(p0, high, lo);
+      final long s0 = acc0 + lo;
+      final long c0 = carry(acc0, lo, s0);
+      final long s1 = acc1 + mid;
+      final long c1 = carry(acc1, mid, s1);
+      final long s1c = s1 + c0;
+      acc2 += c1 + carry(s1, c0, s1c);
+      acc0 = s0;
+      acc1 = s1c;
+    }
+    // acc < 5·(2^127 + 2^64) < 2^130: fold the bits from 127 on, then subtract p once if u ≥ p.
     long u0 = acc0;
     long u1 = acc1 & LOW127;
     final long over = (acc1 >>> 63) | (acc2 << 1);
     final long s = u0 + over;
     u1 += carry(u0, over, s);
     u0 = s;
-    while (u1 < 0 || (u1 == LOW127 && u0 == -1L)) { // u ≥ p (bit 127 set, or u = p): u - p = u - 2^127 + 1
-      if (u1 < 0) {
-        u1 &= LOW127;
-        final long t = u0 + 1;
-        u1 += t == 0 ? 1 : 0;
-        u0 = t;
-      } else {
-        u0 = 0;
-        u1 = 0;
-      }
+    if (u1 < 0) { // u ≥ 2^127 (and < 2^127 + 8): u - p = u - 2^127 + 1
+      u1 &= LOW127;
+      u0 += 1; // u0 ≤ 8 here: no carry
+    } else if (u1 == LOW127 && u0 == -1L) { // u = p
+      u0 = 0;
+      u1 = 0;
     }
     putLE(blocks, 0, u0);
     putLE(blocks, 8, u1);
     putLE(blocks, 16, u0);
     putLE(blocks, 24, u1 | Long.MIN_VALUE);
-  }
-
-  /** acc += (a · r^(5-i)) reduced below 2^127 + 2^64 (2^127 ≡ 1 mod p). */
-  private void term(long a, int i) {
-    final long r0 = powers[2 * i], r1 = powers[2 * i + 1]; // r1 < 2^63
-    final long p0 = a * r0, p0h = multiplyHighUnsigned(a, r0);
-    final long p1 = a * r1, p1h = multiplyHighUnsigned(a, r1); // a·r1 < 2^127: p1h < 2^63
-    final long w1 = p0h + p1;
-    final long w2 = p1h + carry(p0h, p1, w1); // the product is < 2^191: w2 < 2^63
-    // low 127 bits (p0, w1 & LOW127) plus the bits from 127 on (w2:w1 >> 63, < 2^64)
-    final long high = (w1 >>> 63) | (w2 << 1);
-    final long lo = p0 + high;
-    final long mid = (w1 & LOW127) + carry(p0, high, lo);
-    final long s0 = acc0 + lo;
-    final long c0 = carry(acc0, lo, s0);
-    final long s1 = acc1 + mid;
-    final long c1 = carry(acc1, mid, s1);
-    final long s1c = s1 + c0;
-    acc0 = s0;
-    acc1 = s1c;
-    acc2 += c1 + carry(s1, c0, s1c);
   }
 
   private static long carry(long a, long b, long sum) {
@@ -210,14 +205,24 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     }
   }
 
-  private static long partialWordLE(byte[] b, int at, int end) {
+  private static long le(byte[] b, int at) {
+    final long v = Platform.getLong(b, BASE + at);
+    return LITTLE_ENDIAN ? v : Long.reverseBytes(v);
+  }
+
+  /** The word at `at`, with the bytes from `end` on taken as zeros. */
+  private static long partialLE(byte[] b, int at, int end) {
+    final int n = end - at;
+    if (n <= 0) return 0;
+    if (n >= 8) return le(b, at);
+    if (at + 8 <= b.length) return le(b, at) & ((1L << (8 * n)) - 1);
     long v = 0;
-    for (int k = Math.min(7, end - at - 1); k >= 0; k--) v = (v << 8) | (b[at + k] & 0xffL);
+    for (int k = n - 1; k >= 0; k--) v = (v << 8) | (b[at + k] & 0xffL);
     return v;
   }
 
   private static void putLE(byte[] b, int at, long v) {
-    for (int k = 0; k < 8; k++) b[at + k] = (byte) (v >>> (8 * k));
+    Platform.putLong(b, BASE + at, LITTLE_ENDIAN ? v : Long.reverseBytes(v));
   }
 
   private static byte[] reversed(byte[] b, int from, int to) {
