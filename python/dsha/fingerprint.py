@@ -103,11 +103,6 @@ class _Digests:
         self.algorithm = algorithm_id(algorithm, key)
         self.spark, self.reference, self.owned = spark, None, False
         self.previous_algorithm: Any = None
-        if self.algorithm in KEYED:
-            # The keyed functions take their algorithm from this setting when the query is analysed (in close()'s
-            # block: Spark Connect analyses at the action).
-            self.previous_algorithm = (spark.conf.get(KEYED_ALGORITHM_SETTING, None),)
-            spark.conf.set(KEYED_ALGORITHM_SETTING, self.algorithm)
         if key is not None:
             from dsha.functions import key_reference, key_setting
 
@@ -116,6 +111,12 @@ class _Digests:
             # before; one that exists (a Column made with the same key, a "conf:NAME" the caller gave) stays.
             self.owned = setting is not None and spark.conf.get(setting[0], None) is None
             self.reference = key_reference(spark, key)
+        if self.algorithm in KEYED:
+            # The keyed functions take their algorithm from this setting when the query is analysed (within the
+            # `with` block: Spark Connect analyses at the action); close() puts back the session's own. Last, so that
+            # a bad key leaves the session as it was.
+            self.previous_algorithm = (spark.conf.get(KEYED_ALGORITHM_SETTING, None),)
+            spark.conf.set(KEYED_ALGORITHM_SETTING, self.algorithm)
 
     def _call(self, form: str, cols: tuple) -> Any:
         from pyspark.sql import functions as F

@@ -1,4 +1,4 @@
-"""SPEC.md §16.6 (draft): the dsha-keyed-v2 golden vectors (tests/golden/vectors-keyed-v2.json, written by the
+"""SPEC.md §16.6: the dsha-keyed-v2 golden vectors (tests/golden/vectors-keyed-v2.json, written by the
 independent reference tests/reference/dsha_reference_secure.py from the SPEC text), computed by Spark's keyed
 functions under `spark.dsha.keyed.algorithm=dsha-keyed-v2`, and by dsha.fingerprint(algorithm="keyed-v2")."""
 import json

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference implementation of SPEC.md §16: dsha-keyed-v1 and dsha-secure-v1, in plain Python (hashlib, hmac and
 the PyPI package ``cryptography`` for AES-256), on top of the v1 reference (canonical schema, leaf encodings, states);
-and of the draft dsha-keyed-v2 (§16.6).
+and of dsha-keyed-v2 (§16.6).
 
     python dsha_reference_secure.py check tests/golden/vectors-secure.json
     python dsha_reference_secure.py fill tests/golden/vectors.json OUT.json [--key-hex HEX]
@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 import dsha_reference as ref
 
 KEYED, SECURE = "dsha-keyed-v1", "dsha-secure-v1"
-KEYED2 = "dsha-keyed-v2"  # §16.6 (draft)
+KEYED2 = "dsha-keyed-v2"  # §16.6
 CODES = {KEYED: 0x3D5A10, SECURE: 0x3D5A20, KEYED2: 0x3D5A11}
 STATE_BYTES = {KEYED: 32, SECURE: 4096, KEYED2: 32}
 SUM_ALGORITHMS = (KEYED, KEYED2)  # §16.2 and §16.6: one 32-byte sum mod 2^256
@@ -230,7 +230,7 @@ def secure_digest(schema_str: str, rows: list) -> dict:
             "state_sha256": hashlib.sha256(state_bytes).hexdigest()}
 
 
-# -- §16.6 dsha-keyed-v2 (draft) -------------------------------------------------------------------------------
+# -- §16.6 dsha-keyed-v2 -------------------------------------------------------------------------------------
 
 P127 = (1 << 127) - 1  # §16.6: p = 2^127 - 1
 M128 = 1 << 128
@@ -409,7 +409,7 @@ def compute_keyed2(vector: dict, key: bytes) -> dict:
 def cmd_fill_keyed2(vectors_path: str, out: str, key_hex: str) -> int:
     """Writes the dsha-keyed-v2 outputs of every vector of vectors.json (the loop of ``cmd_fill``) to ``out``."""
     key = bytes.fromhex(key_hex)
-    doc = {"_doc": "SPEC.md §16.6 (draft): dsha-keyed-v2 outputs of the vectors of vectors.json (by name), under "
+    doc = {"_doc": "SPEC.md §16.6: dsha-keyed-v2 outputs of the vectors of vectors.json (by name), under "
                    "key_hex; written by tests/reference/dsha_reference_secure.py fill-keyed-v2",
            "key_hex": key_hex, "key_id": keyed2_key_id(key), "vectors": []}
     for name, v in _vectors(vectors_path).items():

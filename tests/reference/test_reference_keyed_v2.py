@@ -1,4 +1,4 @@
-"""The reference implementation of SPEC.md §16.6 (dsha-keyed-v2, draft; dsha_reference_secure.py) against second,
+"""The reference implementation of SPEC.md §16.6 (dsha-keyed-v2; dsha_reference_secure.py) against second,
 differently written computations of its parts and against its own rules."""
 import hashlib
 import hmac

@@ -11,7 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import io.dsha.algorithm.secure.NhPolyAesRowHasher
 
 /**
- * dsha-keyed-v2's row value (SPEC.md §16.6, draft) against the formulas written out with big integers and the JDK's
+ * dsha-keyed-v2's row value (SPEC.md §16.6) against the formulas written out with big integers and the JDK's
  * AES-CTR (the hasher uses ECB over counter blocks, word arithmetic and a folded polynomial).
  */
 class NhPolyAesRowHasherSuite extends AnyFunSuite {

@@ -4,8 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescript
 
 import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
 
-// The keyed tamper-evident digest (SPEC.md §16.2): dsha's three forms with dsha-keyed-v1 under a key as their
-// algorithm. The key is not an argument of the expression (it would print in plans): the function builder reads it
+// The keyed tamper-evident digests (SPEC.md §16.2, §16.6): dsha's three forms with a keyed algorithm under a key as
+// their algorithm (dsha-keyed-v1, or the one `spark.dsha.keyed.algorithm` names). The key is not an argument of the expression (it would print in plans): the function builder reads it
 // (registration/KeyArgument) and the algorithm holds it.
 
 // scalastyle:off line.size.limit

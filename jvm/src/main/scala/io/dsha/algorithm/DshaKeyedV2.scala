@@ -4,7 +4,7 @@ import io.dsha.algorithm.secure.NhPolyAesRowHasher
 import io.dsha.util.Secret
 
 /**
- * dsha-keyed-v2 (SPEC.md §16.6, draft): the promise of dsha-keyed-v1 with a cheaper pseudo-random function of each
+ * dsha-keyed-v2 (SPEC.md §16.6): the promise of dsha-keyed-v1 with a cheaper pseudo-random function of each
  * row, NH and a polynomial modulo 2^127 - 1 under subkeys of the key, then AES-256 (about a third of HMAC's time).
  */
 final class DshaKeyedV2 private (key: Option[Secret]) extends KeyedAlgorithm(DshaKeyedV2.Id, 0x3d5a11, key) {

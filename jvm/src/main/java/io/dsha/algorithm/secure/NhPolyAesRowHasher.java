@@ -15,7 +15,7 @@ import javax.crypto.spec.SecretKeySpec;
 import org.apache.spark.unsafe.Platform;
 
 /**
- * dsha-keyed-v2's row value (SPEC.md §16.6, draft): NH with 64-bit words iterated twice (UMAC), a five-coefficient
+ * dsha-keyed-v2's row value (SPEC.md §16.6): NH with 64-bit words iterated twice (UMAC), a five-coefficient
  * polynomial modulo 2^127 - 1 (VMAC's second layer), then two AES-256 blocks of the result. All subkeys come once per
  * task from HMAC-SHA-256 of the key and the schema digest, so a row costs two multiplications per 16 bytes and one
  * call of the JDK's AES intrinsic instead of HMAC's four SHA-256 compressions.
