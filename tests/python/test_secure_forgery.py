@@ -1,5 +1,6 @@
 """Why the tamper-evident digests exist: two different tables built to have one dsha-v1 digest (tests/python/forgery.py
-inverts MurmurHash3) have one dsha digest in Spark too, and different dsha-secure-v1 and dsha-keyed-v1 digests."""
+inverts MurmurHash3) have one dsha digest in Spark too, and different dsha-secure-v1, dsha-keyed-v1 and dsha-keyed-v2
+digests."""
 import os
 import sys
 
@@ -28,4 +29,5 @@ def test_a_forged_table_fools_dsha_v1_but_neither_secure_digest(spark):
     assert dsha.fingerprint(left) == dsha.fingerprint(right)
     assert dsha.fingerprint(left, algorithm="secure") != dsha.fingerprint(right, algorithm="secure")
     assert dsha.fingerprint(left, key=KEY) != dsha.fingerprint(right, key=KEY)
+    assert dsha.fingerprint(left, key=KEY, algorithm="keyed-v2") != dsha.fingerprint(right, key=KEY, algorithm="keyed-v2")
     assert dsha.equal(left, right, algorithm="secure").reason == "content"
