@@ -14,6 +14,8 @@ import javax.crypto.spec.SecretKeySpec;
 
 import org.apache.spark.unsafe.Platform;
 
+import io.dsha.hash.UInt128;
+
 /**
  * dsha-keyed-v2's row value (SPEC.md §16.6): NH with 64-bit words iterated twice (UMAC), a five-coefficient
  * polynomial modulo 2^127 - 1 (VMAC's second layer), then two AES-256 blocks of the result. All subkeys come once per
@@ -109,12 +111,12 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
       final long a = w0 + k[2 * i], b = w1 + k[2 * i + 1];
       final long p = a * b, ph = multiplyHighUnsigned(a, b);
       final long s = lo0 + p;
-      hi0 += ph + carry(lo0, p, s);
+      hi0 += ph + UInt128.carry(lo0, p, s);
       lo0 = s;
       final long c = w0 + k[2 * i + 2], d = w1 + k[2 * i + 3];
       final long q = c * d, qh = multiplyHighUnsigned(c, d);
       final long t = lo1 + q;
-      hi1 += qh + carry(lo1, q, t);
+      hi1 += qh + UInt128.carry(lo1, q, t);
       lo1 = t;
     }
     polynomial(lo0, hi0, lo1, hi1, length);
@@ -140,16 +142,16 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
       final long p0 = a * r0, p0h = multiplyHighUnsigned(a, r0);
       final long p1 = a * r1, p1h = multiplyHighUnsigned(a, r1); // a·r1 < 2^127: p1h < 2^63
       final long w1 = p0h + p1;
-      final long w2 = p1h + carry(p0h, p1, w1);
+      final long w2 = p1h + UInt128.carry(p0h, p1, w1);
       final long high = (w1 >>> 63) | (w2 << 1); // bits 127 and up, < 2^64
       final long lo = p0 + high;
-      final long mid = (w1 & LOW127) + carry(p0, high, lo);
+      final long mid = (w1 & LOW127) + UInt128.carry(p0, high, lo);
       final long s0 = acc0 + lo;
-      final long c0 = carry(acc0, lo, s0);
+      final long c0 = UInt128.carry(acc0, lo, s0);
       final long s1 = acc1 + mid;
-      final long c1 = carry(acc1, mid, s1);
+      final long c1 = UInt128.carry(acc1, mid, s1);
       final long s1c = s1 + c0;
-      acc2 += c1 + carry(s1, c0, s1c);
+      acc2 += c1 + UInt128.carry(s1, c0, s1c);
       acc0 = s0;
       acc1 = s1c;
     }
@@ -158,7 +160,7 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     long u1 = acc1 & LOW127;
     final long over = (acc1 >>> 63) | (acc2 << 1);
     final long s = u0 + over;
-    u1 += carry(u0, over, s);
+    u1 += UInt128.carry(u0, over, s);
     u0 = s;
     if (u1 < 0) { // u ≥ 2^127 (and < 2^127 + 8): u - p = u - 2^127 + 1
       u1 &= LOW127;
@@ -171,10 +173,6 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     putLE(blocks, 8, u1);
     putLE(blocks, 16, u0);
     putLE(blocks, 24, u1 | Long.MIN_VALUE);
-  }
-
-  private static long carry(long a, long b, long sum) {
-    return ((a & b) | ((a | b) & ~sum)) >>> 63;
   }
 
   private static long multiplyHighUnsigned(long a, long b) {
