@@ -5,7 +5,7 @@ import io.dsha.util.Secret
 
 /**
  * dsha-keyed-v2 (SPEC.md §16.6): the promise of dsha-keyed-v1 with a cheaper pseudo-random function of each
- * row, NH and a polynomial modulo 2^127 - 1 under subkeys of the key, then AES-256 (about a third of HMAC's time).
+ * row, NH and a polynomial modulo 2^127 - 1 under subkeys of the key, then AES-256 (under half of HMAC's time).
  */
 final class DshaKeyedV2 private (key: Option[Secret]) extends KeyedAlgorithm(DshaKeyedV2.Id, 0x3d5a11, key) {
   def rowHasherClass: Class[NhPolyAesRowHasher] = classOf[NhPolyAesRowHasher]
