@@ -367,14 +367,11 @@ def compute(vector: dict, key: bytes) -> dict:
             "keyed": keyed_digest(vector["schema"], vector["rows"], key)}
 
 
-def cmd_fill(vectors_path: str, out: str, key_hex: str) -> int:
-    key = bytes.fromhex(key_hex)
-    doc = {"_doc": "SPEC.md §16.5: dsha-secure-v1 and dsha-keyed-v1 outputs of the vectors of vectors.json (by "
-                   "name), under key_hex; written by tests/reference/dsha_reference_secure.py fill",
-           "key_hex": key_hex, "vectors": []}
+def _fill(vectors_path: str, out: str, doc: dict, outputs) -> int:
+    """Writes ``doc`` with ``outputs(vector)`` of every vector of vectors.json that applies (others are skipped)."""
     for name, v in _vectors(vectors_path).items():
         try:
-            doc["vectors"].append(compute(v, key))
+            doc["vectors"].append(outputs(v))
         except (ValueError, ref.SchemaError) as e:
             print(f"skip {name}: {e}", file=sys.stderr)
     with open(out, "w", encoding="utf-8") as f:
@@ -382,6 +379,14 @@ def cmd_fill(vectors_path: str, out: str, key_hex: str) -> int:
         f.write("\n")
     print(f"{len(doc['vectors'])} vectors written to {out}")
     return 0
+
+
+def cmd_fill(vectors_path: str, out: str, key_hex: str) -> int:
+    key = bytes.fromhex(key_hex)
+    doc = {"_doc": "SPEC.md §16.5: dsha-secure-v1 and dsha-keyed-v1 outputs of the vectors of vectors.json (by "
+                   "name), under key_hex; written by tests/reference/dsha_reference_secure.py fill",
+           "key_hex": key_hex, "vectors": []}
+    return _fill(vectors_path, out, doc, lambda v: compute(v, key))
 
 
 def cmd_check(path: str) -> int:
@@ -407,21 +412,12 @@ def compute_keyed2(vector: dict, key: bytes) -> dict:
 
 
 def cmd_fill_keyed2(vectors_path: str, out: str, key_hex: str) -> int:
-    """Writes the dsha-keyed-v2 outputs of every vector of vectors.json (the loop of ``cmd_fill``) to ``out``."""
+    """Writes the dsha-keyed-v2 outputs of every vector of vectors.json to ``out``."""
     key = bytes.fromhex(key_hex)
     doc = {"_doc": "SPEC.md §16.6: dsha-keyed-v2 outputs of the vectors of vectors.json (by name), under "
                    "key_hex; written by tests/reference/dsha_reference_secure.py fill-keyed-v2",
            "key_hex": key_hex, "key_id": keyed2_key_id(key), "vectors": []}
-    for name, v in _vectors(vectors_path).items():
-        try:
-            doc["vectors"].append(compute_keyed2(v, key))
-        except (ValueError, ref.SchemaError) as e:
-            print(f"skip {name}: {e}", file=sys.stderr)
-    with open(out, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    print(f"{len(doc['vectors'])} vectors written to {out}")
-    return 0
+    return _fill(vectors_path, out, doc, lambda v: compute_keyed2(v, key))
 
 
 def cmd_check_keyed2(path: str) -> int:

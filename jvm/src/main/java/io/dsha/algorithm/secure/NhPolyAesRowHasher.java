@@ -22,7 +22,7 @@ import io.dsha.hash.UInt128;
  * task from HMAC-SHA-256 of the key and the schema digest, so a row costs two multiplications per 16 bytes and one
  * call of the JDK's AES intrinsic instead of HMAC's four SHA-256 compressions.
  */
-public final class NhPolyAesRowHasher extends BufferedRowHasher {
+public final class NhPolyAesRowHasher extends KeyedRowHasher {
   private static final byte[] DOMAIN = "dsha-keyed-v2".getBytes(StandardCharsets.US_ASCII);
   private static final BigInteger P = BigInteger.ONE.shiftLeft(127).subtract(BigInteger.ONE);
   private static final long LOW127 = Long.MAX_VALUE; // the high word's mask of a 127-bit number
@@ -37,8 +37,6 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
   private final long[] powers = new long[10];
   private long[] nh = new long[0];
   private final byte[] blocks = new byte[32];
-  private final byte[] out = new byte[32];
-  private final long[] words = new long[4];
 
   public NhPolyAesRowHasher(byte[] schemaDigest, byte[] key) {
     super(schemaDigest);
@@ -121,11 +119,11 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     }
     polynomial(lo0, hi0, lo1, hi1, length);
     try {
-      aes.update(blocks, 0, 32, out, 0);
+      aes.update(blocks, 0, 32, value, 0);
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException("AES-256 failed: " + e.getClass().getName());
     }
-    for (int i = 0; i < 4; i++) words[i] = le(out, 8 * i);
+    valueWritten();
   }
 
   /**
@@ -227,21 +225,5 @@ public final class NhPolyAesRowHasher extends BufferedRowHasher {
     byte[] r = new byte[to - from];
     for (int i = 0; i < r.length; i++) r[i] = b[to - 1 - i];
     return r;
-  }
-
-  @Override
-  public int digestLength() {
-    return 32;
-  }
-
-  @Override
-  public long digestWord(int i) {
-    return words[i];
-  }
-
-  @Override
-  public byte[] digestInto(byte[] target) {
-    System.arraycopy(out, 0, target, 0, 32);
-    return target;
   }
 }
