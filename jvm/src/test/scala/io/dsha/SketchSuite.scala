@@ -73,6 +73,21 @@ class SketchSuite extends SparkSuite {
     }
   }
 
+  test("rows added a batch at a time give the cells of rows added one by one") {
+    val random = new Random(11)
+    for (m <- Seq(1, 2, 3, 5, 48, 49152); n <- Seq(0, 1, 255, 256, 257, 1000)) {
+      val digests = Seq.fill(n)((random.nextLong(), random.nextLong()))
+      val oneByOne = new SketchCells(m)
+      digests.foreach { case (lo, hi) => oneByOne.add(lo, hi, 1L) }
+      val batched = new SketchCells(m)
+      batched.addAll(digests.map(_._1).toArray, digests.map(_._2).toArray, n)
+      assert(batched.words.sameElements(oneByOne.words), s"m=$m, n=$n")
+      val sketch = Sketch.empty("s", new Array[Byte](32), m, IndexedSeq.empty)
+      digests.foreach { case (lo, hi) => sketch.addRow(lo, hi) }
+      assert(sketch.cells.words.sameElements(oneByOne.words) && sketch.rows == n, s"Sketch: m=$m, n=$n")
+    }
+  }
+
   test("a sketch folds into exactly the sketch of a divisor size") {
     val random = new Random(3)
     val items = randomDifference(random, 300)

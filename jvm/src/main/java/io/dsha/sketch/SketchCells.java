@@ -78,18 +78,37 @@ public final class SketchCells {
     return mix(hi ^ mix(lo ^ CHECK_SALT));
   }
 
-  /** Adds one occurrence of the digest {@code lo + 2^64·hi}. */
-  public void add(long lo, long hi) {
-    final long chk = check(lo, hi);
+  /**
+   * Adds one occurrence of each of the first {@code n} digests {@code lo[i] + 2^64·hi[i]}: the cells of {@link
+   * #add(long, long, long)} with c = 1 for each (sums commute), but every cell index is computed before any cell is
+   * updated. Updates that no longer wait on a digest being hashed are independent loads the processor overlaps, where
+   * a row at a time each cache miss on a large sketch stalled the row that follows.
+   */
+  public void addAll(long[] lo, long[] hi, int n) {
+    if (at == null || at.length < HASHES * n) {
+      at = new int[HASHES * n];
+      chk = new long[n];
+    }
+    final int[] at = this.at;
+    final long[] chk = this.chk;
+    for (int i = 0; i < n; i++) {
+      chk[i] = check(lo[i], hi[i]);
+      for (int j = 0; j < HASHES; j++) at[HASHES * i + j] = WORDS * cellOf(word(lo[i], hi[i], j));
+    }
     final long[] w = words;
-    final long seed = lo ^ (hi * GAMMA);
-    for (int j = 1; j <= HASHES; j++) {
-      final int at = WORDS * cellOf(mix(seed + j * GAMMA));
-      w[at] += 1;
-      addSum(at, lo, hi, 0);
-      w[at + 4] += chk;
+    for (int i = 0; i < n; i++) {
+      for (int j = 0; j < HASHES; j++) {
+        final int a = at[HASHES * i + j];
+        w[a] += 1;
+        addSum(a, lo[i], hi[i], 0);
+        w[a + 4] += chk[i];
+      }
     }
   }
+
+  // addAll's scratch: cell offsets and check words of a batch.
+  private int[] at;
+  private long[] chk;
 
   /** Adds {@code c} occurrences (c may be negative) of the digest; returns the cells it changed. */
   public int[] add(long lo, long hi, long c) {

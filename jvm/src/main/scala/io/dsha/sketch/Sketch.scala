@@ -18,12 +18,29 @@ final class Sketch(
     val schemaDigest: Array[Byte],
     var rows: Long,
     val sum: Array[Long],
-    val cells: SketchCells,
+    table: SketchCells,
     val columns: IndexedSeq[Sketch.Column],
     val columnSums: Array[Long]
 ) {
 
-  def cellCount: Int = cells.cells
+  def cellCount: Int = table.cells
+
+  // Row digests not yet in the cells: added a batch at a time (SketchCells.addAll), before anything reads the cells.
+  private val pendingLo = new Array[Long](Sketch.Batch)
+  private val pendingHi = new Array[Long](Sketch.Batch)
+  private var pending = 0
+
+  /** The cells, with every row added so far. */
+  def cells: SketchCells = {
+    flush()
+    table
+  }
+
+  private def flush(): Unit =
+    if (pending > 0) {
+      table.addAll(pendingLo, pendingHi, pending)
+      pending = 0
+    }
 
   /** Adds a row: `words` holds its row digest (low, high), then each column's digest alone, in column order. */
   def add(words: org.apache.spark.sql.catalyst.InternalRow): Unit = {
@@ -37,7 +54,10 @@ final class Sketch(
 
   /** Adds one row by its digest's words (then its columns' digests by [[addColumn]]). */
   def addRow(lo: Long, hi: Long): Unit = {
-    cells.add(lo, hi)
+    pendingLo(pending) = lo
+    pendingHi(pending) = hi
+    pending += 1
+    if (pending == Sketch.Batch) flush()
     Sum128.addWords(sum, 0, lo, hi)
     rows += 1
   }
@@ -128,6 +148,9 @@ object Sketch {
   final case class Column(name: String, schemaDigest: Array[Byte])
   val Magic: Array[Byte] = "DSHK".getBytes(UTF_8)
   val FormatVersion: Int = 1
+
+  /** Row digests added to the cells together: enough for the updates' cache misses to overlap, small enough for L1. */
+  private val Batch = 256
 
   /** Cells of `dsha_sketch` when the setting is absent (3·2^14, 1.9 MiB): decodes about 35,000 differing digests. */
   val DefaultCells: Int = 49152
