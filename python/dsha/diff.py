@@ -378,7 +378,11 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     if d["entries"] is None:
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
-        rows = _cached(result, _filtered_rows(left, right, digests, columns, F))
+        rows = _filtered_rows(left, right, digests, columns, F)
+        if partitions == 1:
+            # Few rows: in one hash partition, which Spark then counts or aggregates in one stage, not two jobs.
+            rows = rows.repartition(1, _SIDE)
+        rows = _cached(result, rows)
         got = _side_counts(rows)
         if got == expected:
             return rows, got
