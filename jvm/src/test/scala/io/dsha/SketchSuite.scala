@@ -349,6 +349,17 @@ class SketchSuite extends SparkSuite {
     assert(perRow.getMessage.contains("constant BINARY"), perRow.getMessage)
     val noColumns = intercept[Exception](spark.sql(s"SELECT logical_hash_in(X'$hex')").collect())
     assert(noColumns.getMessage.contains("then the columns"), noColumns.getMessage)
+    // logical_filter_word_in alike: words show as their number; bad words are errors that name the function.
+    val words = spark.sql("SELECT * FROM range(10) WHERE logical_filter_word_in(X'0102030405060708', id)")
+    assert(words.queryExecution.executedPlan.toString.contains("<2 filter words>"))
+    val oddWords = intercept[Exception](spark.sql("SELECT logical_filter_word_in(X'001122', 1)").collect())
+    assert(oddWords.getMessage.contains("4 bytes each") && oddWords.getMessage.contains("3 bytes"), oddWords.getMessage)
+    val wordsPerRow =
+      intercept[Exception](spark.sql("SELECT logical_filter_word_in(logical_hash(id), id) FROM range(3)").collect())
+    assert(
+      wordsPerRow.getMessage.contains("logical_filter_word_in takes the filter words first"),
+      wordsPerRow.getMessage
+    )
   }
 
   test("errors name the setting, the schemas, or what is malformed") {

@@ -33,10 +33,18 @@ case class RowFilterWord(children: Seq[Expression], row: StructOf) extends Expre
       s"""${value.code}
          |$sum += ${FilterWord.multiplier(i)}L * (${value.isNull} ? ${FilterWord.NullWord}L : $word);""".stripMargin
     }
+    // Wide rows: split into methods as Spark splits projections, each summing its columns' terms.
+    val body = ctx.splitExpressionsWithCurrentInputs(
+      terms,
+      "filterWords",
+      returnType = "long",
+      makeSplitFunction = code => s"long $sum = 0L;\n$code\nreturn $sum;",
+      foldFunctions = calls => calls.map(c => s"$sum += $c;").mkString("\n")
+    )
     ev.copy(
       code = code"""
         |long $sum = 0L;
-        |${terms.mkString("\n")}
+        |$body
         |long ${ev.value} = ${classOf[io.dsha.sketch.SketchCells].getName}.mix($sum) >>> 32;""".stripMargin,
       isNull = org.apache.spark.sql.catalyst.expressions.codegen.FalseLiteral
     )
