@@ -213,6 +213,11 @@ _DECODED = {
     "right_excess": "aggregate(d.entries, 0L, (a, e) -> a + greatest(-e.count, 0L))",
     "distinct": "size(d.entries)",
     "entries": "IF(forall(d.entries, e -> abs(e.count) = 1), NULL, d.entries)",
+    # The filter words of each side's digests (SPEC.md §17.4), 8 hex digits each, when they are valid.
+    "left_words": "IF(d.filters_valid, array_join(transform(filter(d.entries, e -> e.count > 0), "
+                  "e -> lpad(hex(e.filter), 8, '0')), ''), NULL)",
+    "right_words": "IF(d.filters_valid, array_join(transform(filter(d.entries, e -> e.count < 0), "
+                   "e -> lpad(hex(e.filter), 8, '0')), ''), NULL)",
 }
 
 
@@ -374,11 +379,12 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
            F: Any) -> Tuple[Any, Tuple[int, int]]:
     """The differing rows named by the decoded digests (cached), and the rows found on each side."""
     digests = bytes.fromhex(d["left_hex"]), bytes.fromhex(d["right_hex"])
+    words = _words(d["left_words"]), _words(d["right_words"])
     columns = [F.col(_quote(c)) for c in left.columns]  # by name: the same for both sides
     if d["entries"] is None:
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
-        rows = _filtered_rows(left, right, digests, columns, F)
+        rows = _filtered_rows(left, right, digests, words, columns, F)
         if partitions == 1:
             # Few rows: in one hash partition, which Spark then counts or aggregates in one stage, not two jobs.
             rows = rows.repartition(1, _SIDE)
@@ -391,32 +397,47 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     else:
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
     counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
-    rows = _cached(result, _differing_rows(left, right, counts, F, digests=digests, partitions=partitions))
+    rows = _cached(result, _differing_rows(left, right, counts, F, digests=digests, words=words,
+                                           partitions=partitions))
     return rows, _side_counts(rows)
 
 
-def _in_digests(df: Any, digests: bytes, columns: List[Any], F: Any) -> Any:
-    """The rows of ``df`` (whose columns are ``columns``) whose row digest is one of ``digests`` (concatenated)."""
-    return df.filter(F.call_function("logical_hash_in", F.lit(bytearray(digests)), *columns))
+def _words(text: Optional[str]) -> Optional[bytes]:
+    """Filter words given as 8 hex digits each (big-endian, as ``hex`` prints a number) as 4-byte little-endian words;
+    None when the decoded difference has no valid filter words."""
+    if text is None:
+        return None
+    return b"".join(int(text[i:i + 8], 16).to_bytes(4, "little") for i in range(0, len(text), 8))
 
 
-def _filtered_rows(left: Any, right: Any, digests: Tuple[bytes, bytes], columns: List[Any], F: Any) -> Any:
+def _in_digests(df: Any, digests: bytes, columns: List[Any], F: Any, words: Optional[bytes] = None) -> Any:
+    """The rows of ``df`` (whose columns are ``columns``) whose row digest is one of ``digests`` (concatenated). With
+    the filter words of those digests' rows, only the rows whose filter word is one of them are hashed."""
+    in_digests = F.call_function("logical_hash_in", F.lit(bytearray(digests)), *columns)
+    if words is None:
+        return df.filter(in_digests)
+    return df.filter(F.call_function("logical_filter_word_in", F.lit(bytearray(words)), *columns) & in_digests)
+
+
+def _filtered_rows(left: Any, right: Any, digests: Tuple[bytes, bytes], words: Tuple[Optional[bytes], ...],
+                   columns: List[Any], F: Any) -> Any:
     """The rows of each side whose digest is in excess there, as often as the side holds them, tagged by side."""
-    return (_in_digests(left, digests[0], columns, F).withColumn(_SIDE, F.lit("left"))
-            .unionByName(_in_digests(right, digests[1], columns, F).withColumn(_SIDE, F.lit("right"))))
+    return (_in_digests(left, digests[0], columns, F, words[0]).withColumn(_SIDE, F.lit("left"))
+            .unionByName(_in_digests(right, digests[1], columns, F, words[1]).withColumn(_SIDE, F.lit("right"))))
 
 
 def _differing_rows(left: Any, right: Any, counts: Any, F: Any, digests: Optional[Tuple[bytes, bytes]] = None,
-                    partitions: int = 0) -> Any:
+                    words: Tuple[Optional[bytes], ...] = (None, None), partitions: int = 0) -> Any:
     """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
     ``digests``: the digests in excess on each side (concatenated), when known: each side is then first filtered by
     ``logical_hash_in`` of its digests (no digest made a value, no join of the whole table), else joined with
-    ``counts``. ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
+    ``counts``; ``words``: their rows' filter words on each side, when valid (fewer rows hashed). ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
     def side(df: Any, name: str, sign: int) -> Any:
         wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
         if digests is not None:
-            mine = digests[0] if sign > 0 else digests[1]
-            df, wanted = _in_digests(df, mine, [F.col(_quote(c)) for c in df.columns], F), F.broadcast(wanted)
+            mine, filter_words = (digests[0], words[0]) if sign > 0 else (digests[1], words[1])
+            df = _in_digests(df, mine, [F.col(_quote(c)) for c in df.columns], F, filter_words)
+            wanted = F.broadcast(wanted)
         joined = _digest(df, F).join(wanted, _DIGEST)
         if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
             joined = joined.repartition(partitions, _DIGEST)

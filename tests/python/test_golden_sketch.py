@@ -41,11 +41,38 @@ def test_differences(spark, vector):
     m_left, m_right = vector.get("m_left", vector.get("m")), vector.get("m_right", vector.get("m"))
     left, right = sketch_hex(spark, vector["sql_left"], m_left), sketch_hex(spark, vector["sql_right"], m_right)
     assert left == vector["sketch_left"] and right == vector["sketch_right"]
+    assert_decodes(spark, left, right, vector["decode"])
+
+
+def assert_decodes(spark, left, right, expected):
+    """dsha_sketch_diff of two sketches (hex) gives the reference's decode: success, size, entries, filter words."""
     d = spark.sql(f"SELECT dsha_sketch_diff(X'{left}', X'{right}') AS d").first()["d"]
-    expected = vector["decode"]
     assert d["decoded"] is expected["success"]
+    assert d["filters_valid"] is expected["filters_valid"]
     if expected["success"]:
         assert d["cells_used"] == expected["cells_used"]
         assert {bytes(e["digest"]).hex(): e["count"] for e in d["entries"]} == expected["entries"]
+        if expected["filters_valid"]:
+            assert {bytes(e["digest"]).hex(): e["filter"] for e in d["entries"]} == expected["filters"]
+        else:
+            assert all(e["filter"] is None for e in d["entries"])
     else:
         assert d["entries"] is None and d["estimate"] > 0
+
+
+@pytest.mark.parametrize("vector", VECTORS["sketches"], ids=lambda v: v["name"])
+def test_filter_words(spark, codegen_mode, vector):
+    """Each table's rows' filter words (SPEC.md §17.2.1), as its sketch minus the empty sketch decodes them."""
+    arguments = ARGUMENTS[vector["name"]]
+    with sql_conf(spark, {"spark.dsha.sketch.cells": 6, "spark.dsha.sketch.columnDigests": "true"}):
+        empty = bytes(spark.sql(f"SELECT dsha_sketch({arguments}) FROM ({vector['sql']}) WHERE false").first()[0]).hex()
+    assert_decodes(spark, sketch_hex(spark, vector["sql"], 6, arguments=arguments), empty, vector["decode"])
+
+
+@pytest.mark.parametrize("vector", VECTORS["version1"], ids=lambda v: v["name"])
+def test_version1(spark, vector):
+    """Sketches of format version 1 (no filter words) are read: they decode as before, without filter words."""
+    arguments = ARGUMENTS[vector["name"]]
+    with sql_conf(spark, {"spark.dsha.sketch.cells": 6, "spark.dsha.sketch.columnDigests": "true"}):
+        empty = bytes(spark.sql(f"SELECT dsha_sketch({arguments}) FROM ({vector['sql']}) WHERE false").first()[0]).hex()
+    assert_decodes(spark, vector["sketch_m6"], empty, vector["decode"])

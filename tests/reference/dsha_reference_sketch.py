@@ -5,16 +5,23 @@ v1 reference (canonical schema, row digests: dsha_reference.py).
 Written from SPEC.md alone.  Public functions::
 
     cell_indices(x16, m) -> [i0, i1, i2]; check_word(x16) -> int       # §17.2
-    sketch_cells(digests_with_counts, m) -> cells                     # [[count, sum, check], ...] reduced (§17.2)
-    sketch_bytes(schema_str, rows, m, columns=True) -> bytes          # §17.1 serialisation of a table's sketch
-    serialise_sketch(schema_str, rows, total, cells, columns) -> bytes
-    parse_sketch(bytes) -> dict                                       # SketchError when malformed
+    value_word(t, v) -> int; filter_word(t, row) -> int                # §17.2.1 (t: ref.DType; row: JSON object)
+    sketch_cells(items, m, filters=False) -> cells                    # §17.2; items (x16, c) or (x16, c, φ)
+    sketch_bytes(schema_str, rows, m, columns=True, filters=True)     # §17.1 serialisation of a table's sketch
+    serialise_sketch(schema_str, rows, total, cells, columns) -> bytes  # version 2, or 1 for cells without filter
+    parse_sketch(bytes) -> dict                                       # versions 1 and 2; SketchError when malformed
     merge_sketches(a, b) -> bytes; fold_sketch(b, m') -> bytes        # §17.3 on serialised sketches
     fold(cells, m') ; merge_cells(a, b) ; subtract(a, b)              # §17.3 on cell lists (subtract: at the gcd)
     subtract_sketches(a_bytes, b_bytes) -> cells                      # schemas must agree
     decode(diff_cells) -> (success, {digest16: signed count})         # §17.4, at the size of diff_cells
+    decode_with_filters(diff_cells) -> (success, {..}, {digest16: φ} or None)   # None: filter words not valid
     decode_smallest(diff_cells) -> (success, {..}, size or None)      # §17.4, smallest allowed fold that decodes
+    decode_smallest_with_filters(diff_cells) -> (success, {..}, size or None, {digest16: φ} or None)
     estimate_d(diff_cells) -> float                                   # §17.4's estimate from the zero cells
+
+Cells are lists [count, sum, check, filter] (format version 2), or [count, sum, check] for a sketch without filter
+words (format version 1, or anything merged or subtracted with one: §17.1, §17.3); every field is reduced by its
+modulus (2^64, 2^192, 2^64, 2^64).
 
 Command line::
 
@@ -34,16 +41,19 @@ from typing import Dict, Iterable, List, Optional, Tuple
 import dsha_reference as ref
 
 MAGIC = b"DSHK"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2       # cells with filter words; a sketch without them is written as version 1 (§17.1)
+FORMAT_VERSION_NO_FILTERS = 1
 M64 = 1 << 64
 M128 = 1 << 128
 M192 = 1 << 192
 MASK64 = M64 - 1
 MAX_CELLS = 1 << 24
-CELL_BYTES = 40
+CELL_BYTES = {1: 40, 2: 48}   # by format version
+MODULI = (M64, M192, M64, M64)  # count, sum, check, filter
 
 G = 0x9E3779B97F4A7C15
 CHECK_SALT = 0xD1B54A32D192ED03
+NULL_WORD = 0x6A09E667F3BCC908
 
 
 class SketchError(ValueError):
@@ -95,12 +105,18 @@ def _require_size(m: int):
         raise SketchError(f"a sketch has 2^i or 3·2^i cells, 1 <= m <= 2^24; not {m!r}")
 
 
-def zero_cells(m: int) -> List[List[int]]:
-    return [[0, 0, 0] for _ in range(m)]
+def zero_cells(m: int, filters: bool = False) -> List[List[int]]:
+    return [[0] * (4 if filters else 3) for _ in range(m)]
 
 
-def add_digest(cells: List[List[int]], x16: bytes, c: int):
-    """Adds c occurrences (c may be negative) of the digest x16 to cells, in place (§17.2)."""
+def has_filters(cells: List[List[int]]) -> bool:
+    """Whether cells carry filter words (4 fields: format version 2) or not (3 fields: version 1)."""
+    return len(cells[0]) == 4
+
+
+def add_digest(cells: List[List[int]], x16: bytes, c: int, phi: Optional[int] = None):
+    """Adds c occurrences (c may be negative) of the digest x16 to cells, in place (§17.2), and c·phi to their
+    filter when phi is given (cells with filter words; §17.4 peels a digest of unknown φ without it)."""
     m = len(cells)
     x = int.from_bytes(x16, "little")
     chk = check_word(x16)
@@ -109,22 +125,75 @@ def add_digest(cells: List[List[int]], x16: bytes, c: int):
         cell[0] = (cell[0] + c) % M64
         cell[1] = (cell[1] + c * x) % M192
         cell[2] = (cell[2] + c * chk) % M64
+        if phi is not None:
+            cell[3] = (cell[3] + c * phi) % M64
 
 
-def sketch_cells(digests_with_counts: Iterable[Tuple[bytes, int]], m: int) -> List[List[int]]:
-    """The cells for row digests (16 bytes each) each added c times: [[count, sum, check], ...], each field reduced
-    by its modulus (2^64, 2^192, 2^64)."""
+def sketch_cells(items: Iterable[tuple], m: int, filters: bool = False) -> List[List[int]]:
+    """The cells for row digests (16 bytes each) each added c times.  Without filters the items are (x16, c) and
+    the cells [count, sum, check]; with filters they are (x16, c, φ) and the cells [count, sum, check, filter]."""
     _require_size(m)
-    cells = zero_cells(m)
-    for x16, c in digests_with_counts:
-        add_digest(cells, bytes(x16), c)
+    cells = zero_cells(m, filters)
+    for item in items:
+        if filters:
+            x16, c, phi = item
+            if not 0 <= phi < 1 << 32:
+                raise ValueError(f"a filter word is a u32, not {phi!r}")
+        else:
+            (x16, c), phi = item, None
+        add_digest(cells, bytes(x16), c, phi)
     return cells
+
+
+# -- §17.2.1 filter word of a row -----------------------------------------------------------------------------
+
+_INTEGER_KINDS = {"tinyint", "smallint", "int", "bigint", "date", "timestamp", "timestamp_ntz", "time",
+                  "interval_ym", "interval_dt"}  # layouts i8 ... i64: the value itself
+_LENGTH_KINDS = {"string", "collated", "binary"}
+_ONE_KINDS = {"interval", "timestamp_nanos", "variant", "array", "map", "struct"}  # and decimal(p > 18)
+
+
+def value_word(t: ref.DType, v) -> int:
+    """v_i of §17.2.1 for a top-level value v (JSON, SPEC §10) of canonical type t, as a u64."""
+    if v is None:
+        return NULL_WORD
+    ref.encode_value(t, v)  # the value must be one of its type (SPEC §2.3: never hash what cannot be encoded)
+    k = t.kind
+    if k == "boolean":
+        return 1 if v else 0
+    if k in _INTEGER_KINDS:
+        return v % M64
+    if k == "float":  # the u32 bits read as an i32, sign-extended
+        return struct.unpack("<i", ref.float_bits(ref._float_value(v, "float")))[0] % M64
+    if k == "double":
+        return struct.unpack("<Q", ref.double_bits(ref._float_value(v, "double")))[0]
+    if k == "decimal":
+        return ref.decimal_unscaled(v, t.precision, t.scale) % M64 if t.precision <= 18 else 1
+    if k in _LENGTH_KINDS:
+        return len(bytes.fromhex(v)) if k == "binary" else len(v.encode("utf-8"))
+    if k in _ONE_KINDS:
+        return 1
+    raise AssertionError(k)  # void values are always null (encode_value rejected the value)
+
+
+def column_key(i: int) -> int:
+    """K_i = mix((i + 1)·G) | 1."""
+    return mix((i + 1) * G) | 1
+
+
+def filter_word(t: ref.DType, row: dict) -> int:
+    """φ of a row (a JSON object) of the canonical schema t (a struct type; §17.2.1): a u32."""
+    if not isinstance(row, dict) or set(row) != {n for n, _ in t.fields}:
+        raise ValueError(f"row {row!r} does not have the columns of {t.render()}")
+    total = sum(column_key(i) * value_word(ft, row[name]) for i, (name, ft) in enumerate(t.fields))
+    return mix(total % M64) >> 32
 
 
 # -- §17.3 merge, fold, subtract on cells ---------------------------------------------------------------------
 
 def _combine(a: List[int], b: List[int], sign: int) -> List[int]:
-    return [(a[0] + sign * b[0]) % M64, (a[1] + sign * b[1]) % M192, (a[2] + sign * b[2]) % M64]
+    """a + sign·b field by field; the filter only when both cells have one (§17.3)."""
+    return [(p + sign * q) % mod for p, q, mod in zip(a, b, MODULI)]
 
 
 def merge_cells(a: List[List[int]], b: List[List[int]]) -> List[List[int]]:
@@ -140,14 +209,14 @@ def fold(cells: List[List[int]], m_new: int) -> List[List[int]]:
     _require_size(m_new)
     if m % m_new:
         raise SketchError(f"a sketch of {m} cells does not fold to {m_new} cells ({m_new} does not divide {m})")
-    out = zero_cells(m_new)
+    out = zero_cells(m_new, has_filters(cells))
     for i, cell in enumerate(cells):
         out[i % m_new] = _combine(out[i % m_new], cell, 1)
     return out
 
 
 def subtract(a: List[List[int]], b: List[List[int]]) -> List[List[int]]:
-    """a − b, both folded to gcd(m_a, m_b) first (§17.3)."""
+    """a − b, both folded to gcd(m_a, m_b) first (§17.3); with filter words only when both have them."""
     g = math.gcd(len(a), len(b))
     fa, fb = fold(a, g), fold(b, g)
     return [_combine(p, q, -1) for p, q in zip(fa, fb)]
@@ -160,8 +229,8 @@ def _signed(v: int, bits: int) -> int:
 
 
 def pure_digest(cells: List[List[int]], i: int) -> Optional[Tuple[bytes, int]]:
-    """(x, c) if cell i is pure (§17.4), else None."""
-    count, total, chk = cells[i]
+    """(x, c) if cell i is pure (§17.4), else None.  The filter field plays no part."""
+    count, total, chk = cells[i][:3]
     C = _signed(count, 64)
     if C == 0:
         return None
@@ -180,13 +249,33 @@ def pure_digest(cells: List[List[int]], i: int) -> Optional[Tuple[bytes, int]]:
     return x16, C // mu
 
 
+def pure_filter_word(cell: List[int]) -> Optional[int]:
+    """φ = F / C of a pure cell when |C| < 2^31 and C divides F (read as i64) exactly and 0 <= φ < 2^32, else None:
+    unknown (§17.4, "Filter words")."""
+    C, F = _signed(cell[0], 64), _signed(cell[3], 64)
+    if abs(C) >= 1 << 31 or F % C:
+        return None
+    phi = F // C
+    return phi if 0 <= phi < 1 << 32 else None
+
+
 def decode(diff_cells: List[List[int]]) -> Tuple[bool, Dict[bytes, int]]:
     """Peels a difference at its own size (§17.4).  Returns (success, {digest16: signed multiplicity}); on failure
     the dict holds what was peeled before decoding got stuck (the specification defines no result then)."""
+    ok, entries, _ = decode_with_filters(diff_cells)
+    return ok, entries
+
+
+def decode_with_filters(diff_cells: List[List[int]]) -> Tuple[bool, Dict[bytes, int], Optional[Dict[bytes, int]]]:
+    """decode, and the decoded filter words (§17.4, "Filter words"): {digest16: φ} for the digests of the entries
+    when they are valid, None when they are not (cells without filter words, failure, an unknown φ, a filter left
+    non-zero).  Filter words never change success or the entries."""
     cells = [list(c) for c in diff_cells]
     m = len(cells)
     _require_size(m)
+    filters = has_filters(cells)
     found: Dict[bytes, int] = {}
+    phis: Dict[bytes, Optional[int]] = {}
     pending = list(range(m))
     queued = [True] * m
     peels = 0
@@ -200,14 +289,19 @@ def decode(diff_cells: List[List[int]]) -> Tuple[bool, Dict[bytes, int]]:
             continue
         x16, c = hit
         peels += 1
-        add_digest(cells, x16, -c)
+        phi = pure_filter_word(cells[i]) if filters else None
+        add_digest(cells, x16, -c, phi)
         found[x16] = found.get(x16, 0) + c
+        # A digest peeled twice (only after a false check match) keeps a known φ only if both peels agree on it.
+        phis[x16] = phi if phis.get(x16, phi) == phi else None
         for j in cell_indices(x16, m):
             if not queued[j]:
                 queued[j] = True
                 pending.append(j)
-    success = all(cell == [0, 0, 0] for cell in cells)
-    return success, {x: c for x, c in found.items() if c != 0}
+    success = all(cell[:3] == [0, 0, 0] for cell in cells)
+    entries = {x: c for x, c in found.items() if c != 0}
+    valid = (filters and success and None not in phis.values() and all(cell[3] == 0 for cell in cells))
+    return success, entries, ({x: phis[x] for x in entries} if valid else None)
 
 
 def fold_sizes(m: int) -> List[int]:
@@ -218,21 +312,28 @@ def fold_sizes(m: int) -> List[int]:
 
 def decode_smallest(diff_cells: List[List[int]]) -> Tuple[bool, Dict[bytes, int], Optional[int]]:
     """Decodes at the smallest allowed fold that succeeds (§17.4): (success, entries, size that decoded or None)."""
+    ok, entries, size, _ = decode_smallest_with_filters(diff_cells)
+    return ok, entries, size
+
+
+def decode_smallest_with_filters(diff_cells: List[List[int]]) \
+        -> Tuple[bool, Dict[bytes, int], Optional[int], Optional[Dict[bytes, int]]]:
+    """decode_smallest, and the filter words decoded at that size ({digest16: φ}, or None when not valid)."""
     m = len(diff_cells)
     for k in fold_sizes(m):
-        ok, entries = decode(fold(diff_cells, k))
+        ok, entries, filters = decode_with_filters(fold(diff_cells, k))
         if ok:
-            return True, entries, k
-    ok, entries = decode(diff_cells)
-    return False, entries, None
+            return True, entries, k, filters
+    ok, entries, _ = decode_with_filters(diff_cells)
+    return False, entries, None, None
 
 
 def estimate_d(diff_cells: List[List[int]]) -> float:
-    """§17.4: d ≈ −(m/3)·ln(z/m) from the number z of zero cells (all three fields zero).  With no zero cell the
-    specification says only "a lower bound" without the value to use; this takes z = 1 (an assumption)."""
+    """§17.4: d ≈ −(m/3)·ln(z/m) from the number z of zero cells (count, sum and check zero; the filter is not
+    one of §17.4's "three fields").  With no zero cell SPEC says z = 1/2."""
     m = len(diff_cells)
-    z = sum(1 for c in diff_cells if list(c) == [0, 0, 0])
-    return -(m / 3) * math.log(max(z, 1) / m)
+    z = sum(1 for c in diff_cells if list(c[:3]) == [0, 0, 0])
+    return -(m / 3) * math.log(max(z, 0.5) / m)
 
 
 # -- tables: row digests, columns (§17.1) ----------------------------------------------------------------------
@@ -254,6 +355,12 @@ def row_digests(schema_str: str, rows: list) -> List[bytes]:
     return [ref.murmur3_x64_128(sd + ref.row_bytes(t, r)) for r in rows]
 
 
+def row_filter_words(schema_str: str, rows: list) -> List[int]:
+    """φ of each row (§17.2.1)."""
+    t, _, _ = _schema(schema_str)
+    return [filter_word(t, r) for r in rows]
+
+
 def column_parts(schema_str: str, rows: list) -> List[Tuple[str, bytes, int]]:
     """(name, one-column schema digest, one-column sum) per column, in canonical order."""
     t, _, _ = _schema(schema_str)
@@ -273,16 +380,23 @@ def column_parts(schema_str: str, rows: list) -> List[Tuple[str, bytes, int]]:
 
 def serialise_sketch(schema_str: str, rows: int, total: int, cells: List[List[int]],
                      columns: List[Tuple[str, bytes, int]]) -> bytes:
-    """§17.1 from its parts; `columns` is [] or (name, schema digest, sum) per column in canonical order."""
+    """§17.1 from its parts; `columns` is [] or (name, schema digest, sum) per column in canonical order.  Cells
+    with filter words are written as format version 2, cells without as version 1."""
     _, canon, sd = _schema(schema_str)
     _require_size(len(cells))
+    filters = has_filters(cells)
+    if any(len(cell) != len(cells[0]) for cell in cells):
+        raise ValueError("cells with and without filter words in one sketch")
+    version = FORMAT_VERSION if filters else FORMAT_VERSION_NO_FILTERS
     text = canon.encode("utf-8")
-    out = bytearray(MAGIC + bytes([FORMAT_VERSION]) + ref.varint(ref.MULTIHASH_CODE))
+    out = bytearray(MAGIC + bytes([version]) + ref.varint(ref.MULTIHASH_CODE))
     out += struct.pack("<I", 32) + sd + struct.pack("<Q", rows % M64) + (total % M128).to_bytes(16, "little")
     out += struct.pack("<I", len(cells))
-    for count, csum, chk in cells:
-        out += (count % M64).to_bytes(8, "little") + (csum % M192).to_bytes(24, "little") \
-            + (chk % M64).to_bytes(8, "little")
+    for cell in cells:
+        out += (cell[0] % M64).to_bytes(8, "little") + (cell[1] % M192).to_bytes(24, "little") \
+            + (cell[2] % M64).to_bytes(8, "little")
+        if filters:
+            out += (cell[3] % M64).to_bytes(8, "little")
     out += struct.pack("<I", len(columns))
     for name, csd, csum in columns:
         nb = name.encode("utf-8")
@@ -291,10 +405,14 @@ def serialise_sketch(schema_str: str, rows: int, total: int, cells: List[List[in
     return bytes(out)
 
 
-def sketch_bytes(schema_str: str, rows: list, m: int, columns: bool = True) -> bytes:
-    """The sketch (§17.1) of a table given by its canonical schema and rows (JSON, SPEC §10)."""
+def sketch_bytes(schema_str: str, rows: list, m: int, columns: bool = True, filters: bool = True) -> bytes:
+    """The sketch (§17.1) of a table given by its canonical schema and rows (JSON, SPEC §10): format version 2, or
+    version 1 (no filter words) with filters=False."""
     digests = row_digests(schema_str, rows)
-    cells = sketch_cells(((d, 1) for d in digests), m)
+    if filters:
+        cells = sketch_cells(zip(digests, [1] * len(rows), row_filter_words(schema_str, rows)), m, filters=True)
+    else:
+        cells = sketch_cells(((d, 1) for d in digests), m)
     total = sum(int.from_bytes(d, "little") for d in digests) % M128
     cols = column_parts(schema_str, rows) if columns else []
     return serialise_sketch(schema_str, len(rows), total, cells, cols)
@@ -319,8 +437,9 @@ def parse_sketch(data: bytes) -> dict:
     if take(4, "the magic") != MAGIC:
         raise SketchError("bad magic (not a sketch)")
     version = take(1, "the format version")[0]
-    if version != FORMAT_VERSION:
+    if version not in CELL_BYTES:
         raise SketchError(f"unsupported sketch format version {version}")
+    cell_bytes = CELL_BYTES[version]
     code, shift, raw = 0, 0, b""
     while True:
         b = take(1, "the algorithm code")[0]
@@ -341,13 +460,14 @@ def parse_sketch(data: bytes) -> dict:
     m = u32_field("the cell count")
     if not allowed_size(m):
         raise SketchError(f"cell count {m} is not 2^i or 3·2^i between 1 and 2^24")
-    if len(data) - pos < CELL_BYTES * m:
-        raise SketchError(f"truncated: {m} cells need {CELL_BYTES * m} bytes at offset {pos} of {len(data)}")
+    if len(data) - pos < cell_bytes * m:
+        raise SketchError(f"truncated: {m} cells need {cell_bytes * m} bytes at offset {pos} of {len(data)}")
     cells = []
     for _ in range(m):
-        raw_cell = take(CELL_BYTES, "a cell")
-        cells.append([int.from_bytes(raw_cell[:8], "little"), int.from_bytes(raw_cell[8:32], "little"),
-                      int.from_bytes(raw_cell[32:], "little")])
+        raw_cell = take(cell_bytes, "a cell")
+        # count, sum, check and (version 2) filter; a version 1 sketch has no filter words (§17.1).
+        cells.append([int.from_bytes(raw_cell[a:b], "little") for a, b in ((0, 8), (8, 32), (32, 40), (40, 48))
+                      if b <= cell_bytes])
     n = u32_field("the column count")
     columns = []
     for k in range(n):
@@ -377,8 +497,8 @@ def parse_sketch(data: bytes) -> dict:
         expected = [(nm, hashlib.sha256(column_schema(t, nm).encode("utf-8")).digest()) for nm, _ in t.fields]
         if [(nm, d) for nm, d, _ in columns] != expected:
             raise SketchError("the columns are not the schema's columns in canonical order with their schema digests")
-    return {"schema": schema, "schema_digest": sd, "rows": rows, "sum": total, "m": m, "cells": cells,
-            "columns": columns}
+    return {"version": version, "schema": schema, "schema_digest": sd, "rows": rows, "sum": total, "m": m,
+            "cells": cells, "filters": version == FORMAT_VERSION, "columns": columns}
 
 
 def _same_schema(x: dict, y: dict):
@@ -387,7 +507,8 @@ def _same_schema(x: dict, y: dict):
 
 
 def merge_sketches(a: bytes, b: bytes) -> bytes:
-    """§17.3 merge of two serialised sketches (same schema and m; columns present in both or in neither)."""
+    """§17.3 merge of two serialised sketches (same schema and m; columns present in both or in neither).  The
+    result has filter words (version 2) only when both have them, else it is written as version 1."""
     x, y = parse_sketch(a), parse_sketch(b)
     _same_schema(x, y)
     if x["m"] != y["m"]:
@@ -419,6 +540,7 @@ SKETCH_VECTORS = [
     "table_empty",
 ]
 FOLD_VECTOR = "table_with_duplicates"
+VERSION1_VECTORS = ["columns_ab", "table_with_duplicates", "table_empty"]
 
 
 def _range_rows(lo: int, hi: int) -> list:
@@ -506,17 +628,27 @@ DIFFERENCES = [
 
 DOC = (
     "SPEC.md §17.6: sketches (§17.1 bytes, hex) and decoded differences (§17.4), written by "
-    "tests/reference/dsha_reference_sketch.py fill and re-checked by its check command. "
+    "tests/reference/dsha_reference_sketch.py fill and re-checked by its check command. Every sketch is format "
+    "version 2 (48-byte cells with filter words, §17.2.1) except those of 'version1'. "
     "'sketches': tables of vectors.json (name, sql, schema, rows as there); sketch_m6 is the sketch with 6 cells and "
     "column digests, sketch_m1_no_columns with 1 cell and column count 0; decode is the decoding of sketch_m6 minus "
     "the empty sketch (0 rows) of the same schema at 6 cells, at the smallest fold that succeeds: success, "
-    "cells_used (that size), entries {row digest hex in byte order (as row_digests in vectors.json): signed count}. "
+    "cells_used (that size), entries {row digest hex in byte order (as row_digests in vectors.json): signed count}, "
+    "filters_valid (whether the decoded filter words are valid, §17.4 'Filter words') and, only when filters_valid "
+    "is true, filters {row digest hex: the filter word φ of its rows, a u32 as an integer} for the digests of "
+    "entries. "
     "'differences': left/right tables (sql_left, sql_right produce them; schema, rows_left, rows_right as in "
     "vectors.json), sketched with columns at m cells (or m_left and m_right cells, subtracted at their gcd), "
     "decoded left − right: decode_at_size is peeling at the difference's own size (m or the gcd) without folding, "
-    "decode is at the smallest allowed fold that succeeds (cells_used null when none does); entries are given only "
-    "when success is true. 'fold': one table sketched at 12 cells (with columns) and that sketch folded to 3 and 4 "
-    "cells, which equal the sketches made directly at 3 and 4 cells."
+    "decode is at the smallest allowed fold that succeeds (cells_used null when none does; filters are those "
+    "decoded at cells_used); entries are given only when success is true, filters only when filters_valid is true. "
+    "'fold': one table sketched at 12 cells (with columns) and that sketch folded to 3 and 4 "
+    "cells, which equal the sketches made directly at 3 and 4 cells. "
+    "'version1': tables of vectors.json (name, sql, schema, rows) with sketch_m6, their sketch at 6 cells with "
+    "column digests written as format version 1 (40-byte cells: count, sum, check; no filter words), which readers "
+    "must still read; merged_with_v2, sketch_m6 merged with the table's version 2 sketch at 6 cells (the sketch of "
+    "the table twice, without filter words, hence version 1); decode, sketch_m6 minus the empty version 2 sketch "
+    "of the schema at 6 cells, decoded as in 'sketches' (the same entries; filters_valid false: no filter words)."
 )
 
 
@@ -524,20 +656,27 @@ def _entries_json(entries: Dict[bytes, int]) -> dict:
     return {x.hex(): c for x, c in sorted(entries.items())}
 
 
+def _filters_json(out: dict, filters: Optional[Dict[bytes, int]]) -> dict:
+    out["filters_valid"] = filters is not None
+    if filters is not None:
+        out["filters"] = {x.hex(): phi for x, phi in sorted(filters.items())}
+    return out
+
+
 def _decode_json(cells: List[List[int]]) -> dict:
-    ok, entries, size = decode_smallest(cells)
+    ok, entries, size, filters = decode_smallest_with_filters(cells)
     out = {"success": ok, "cells_used": size}
     if ok:
         out["entries"] = _entries_json(entries)
-    return out
+    return _filters_json(out, filters)
 
 
 def _decode_at_size_json(cells: List[List[int]]) -> dict:
-    ok, entries = decode(cells)
+    ok, entries, filters = decode_with_filters(cells)
     out = {"size": len(cells), "success": ok}
     if ok:
         out["entries"] = _entries_json(entries)
-    return out
+    return _filters_json(out, filters)
 
 
 def _multiset_difference(schema: str, left: list, right: list) -> Dict[bytes, int]:
@@ -573,27 +712,70 @@ def compute_difference(v: dict) -> dict:
     return out
 
 
+def compute_version1_vector(v: dict) -> dict:
+    schema, rows = v["schema"], v["rows"]
+    s6 = sketch_bytes(schema, rows, 6, columns=True, filters=False)
+    empty6 = sketch_bytes(schema, [], 6, columns=True)
+    return {"name": v["name"], "sql": v["sql"], "schema": schema, "rows": rows,
+            "sketch_m6": s6.hex(),
+            "merged_with_v2": merge_sketches(s6, sketch_bytes(schema, rows, 6, columns=True)).hex(),
+            "decode": _decode_json(subtract_sketches(s6, empty6))}
+
+
 def compute_fold(v: dict) -> dict:
     s12 = sketch_bytes(v["schema"], v["rows"], 12)
     return {"name": v["name"], "schema": v["schema"], "rows": v["rows"], "sketch_m12": s12.hex(),
             "folded_m3": fold_sketch(s12, 3).hex(), "folded_m4": fold_sketch(s12, 4).hex()}
 
 
+def _filter_words_by_digest(schema: str, rows: list) -> Dict[str, int]:
+    """{row digest hex: φ} over rows (rows of one digest have one φ)."""
+    return {d.hex(): phi for d, phi in zip(row_digests(schema, rows), row_filter_words(schema, rows))}
+
+
+def _filters_problem(decoded: dict, phis: Dict[str, int]) -> bool:
+    """Whether a decode of version 2 sketches lacks valid filter words or has other ones than the rows'."""
+    if decoded["filters_valid"] != decoded["success"]:
+        return True
+    return decoded["success"] and decoded["filters"] != {d: phis[d] for d in decoded["entries"]}
+
+
 def _self_check(doc: dict) -> List[str]:
     """Invariants the file must satisfy beyond reproducing it: decodes equal the true multiset differences,
-    folds equal direct sketches, every sketch parses."""
+    decoded filter words are valid and those of the rows, folds equal direct sketches, every sketch parses (and
+    has its format version), version 1 cells are the version 2 cells without the filter."""
     problems = []
     for v in doc["sketches"]:
         truth = _multiset_difference(v["schema"], v["rows"], [])
         for f in ("sketch_m6", "sketch_m1_no_columns"):
-            parse_sketch(bytes.fromhex(v[f]))
+            if parse_sketch(bytes.fromhex(v[f]))["version"] != FORMAT_VERSION:
+                problems.append(f"sketches/{v['name']}: {f} is not format version {FORMAT_VERSION}")
         if not v["decode"]["success"] or v["decode"]["entries"] != _entries_json(truth):
             problems.append(f"sketches/{v['name']}: decode is not every row digest with its multiplicity")
+        elif _filters_problem(v["decode"], _filter_words_by_digest(v["schema"], v["rows"])):
+            problems.append(f"sketches/{v['name']}: decode's filters are not valid or not the rows' filter words")
     for v in doc["differences"]:
         truth = _entries_json(_multiset_difference(v["schema"], v["rows_left"], v["rows_right"]))
+        phis = _filter_words_by_digest(v["schema"], v["rows_left"] + v["rows_right"])
         for f in ("decode", "decode_at_size"):
             if v[f]["success"] and v[f]["entries"] != truth:
                 problems.append(f"differences/{v['name']}: {f} is not the multiset difference")
+            elif _filters_problem(v[f], phis):
+                problems.append(f"differences/{v['name']}: {f} has filters not valid or not the rows' filter words")
+    for v in doc.get("version1", []):
+        where = f"version1/{v['name']}"
+        s1 = parse_sketch(bytes.fromhex(v["sketch_m6"]))
+        s2 = parse_sketch(sketch_bytes(v["schema"], v["rows"], 6))
+        merged = parse_sketch(bytes.fromhex(v["merged_with_v2"]))
+        if s1["version"] != 1 or s1["filters"] or s1["cells"] != [c[:3] for c in s2["cells"]]:
+            problems.append(f"{where}: sketch_m6 is not the version 2 sketch without filter words, as version 1")
+        if merged["version"] != 1 or v["merged_with_v2"] != sketch_bytes(v["schema"], v["rows"] * 2, 6,
+                                                                         filters=False).hex():
+            problems.append(f"{where}: merged_with_v2 is not the version 1 sketch of the table twice")
+        truth = _entries_json(_multiset_difference(v["schema"], v["rows"], []))
+        if v["decode"] != {"success": True, "cells_used": v["decode"]["cells_used"], "entries": truth,
+                           "filters_valid": False}:
+            problems.append(f"{where}: decode is not every row digest with its multiplicity, without filter words")
     f = doc["fold"]
     for k in (3, 4):
         if f[f"folded_m{k}"] != sketch_bytes(f["schema"], f["rows"], k).hex():
@@ -607,7 +789,8 @@ def build(vectors_path: str) -> dict:
     return {"_doc": DOC, "algorithm": ref.ALGORITHM,
             "sketches": [compute_sketch_vector(vectors[n]) for n in SKETCH_VECTORS],
             "differences": [compute_difference(d) for d in DIFFERENCES],
-            "fold": compute_fold(vectors[FOLD_VECTOR])}
+            "fold": compute_fold(vectors[FOLD_VECTOR]),
+            "version1": [compute_version1_vector(vectors[n]) for n in VERSION1_VECTORS]}
 
 
 def _vectors_json_next_to(path: str) -> str:
@@ -622,7 +805,8 @@ def cmd_fill(path: str) -> int:
     text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
-    print(f"{len(doc['sketches'])} sketches, {len(doc['differences'])} differences and a fold written to {path}")
+    print(f"{len(doc['sketches'])} sketches, {len(doc['differences'])} differences, a fold and "
+          f"{len(doc['version1'])} version 1 sketches written to {path}")
     return 1 if problems else 0
 
 
@@ -640,14 +824,18 @@ def check_doc(doc: dict, vectors: Optional[Dict[str, dict]] = None) -> List[str]
             if k not in expected:
                 problems.append(f"{where}: missing field {k}")
 
+    def same_source(where: str, v: dict):
+        """The table is the one of vectors.json of that name (when given)."""
+        if vectors is not None:
+            src = vectors.get(v["name"])
+            if src is None or any(src[k] != v[k] for k in ("sql", "schema", "rows")):
+                problems.append(f"{where}: sql/schema/rows differ from vectors.json")
+
     for v in doc["sketches"]:
         where = f"sketches/{v.get('name')}"
         try:
             compare(where, v, compute_sketch_vector(v))
-            if vectors is not None:
-                src = vectors.get(v["name"])
-                if src is None or any(src[k] != v[k] for k in ("sql", "schema", "rows")):
-                    problems.append(f"{where}: sql/schema/rows differ from vectors.json")
+            same_source(where, v)
         except Exception as e:  # noqa: BLE001 - report any failure of the reference itself
             problems.append(f"{where}: error: {type(e).__name__}: {e}")
     for v in doc["differences"]:
@@ -664,6 +852,19 @@ def check_doc(doc: dict, vectors: Optional[Dict[str, dict]] = None) -> List[str]
         compare("fold", doc["fold"], compute_fold(doc["fold"]))
     except Exception as e:  # noqa: BLE001
         problems.append(f"fold: error: {type(e).__name__}: {e}")
+    if "version1" not in doc:
+        problems.append("version1: missing")
+    for v in doc.get("version1", []):
+        where = f"version1/{v.get('name')}"
+        try:
+            compare(where, v, compute_version1_vector(v))
+            same_source(where, v)
+            # Read the stored version 1 bytes (not only recompute them): they decode as decode says.
+            empty = sketch_bytes(v["schema"], [], 6)
+            if _decode_json(subtract_sketches(bytes.fromhex(v["sketch_m6"]), empty)) != v["decode"]:
+                problems.append(f"{where}: decoding the stored sketch_m6 does not give decode")
+        except Exception as e:  # noqa: BLE001
+            problems.append(f"{where}: error: {type(e).__name__}: {e}")
     try:
         problems += _self_check(doc)
     except Exception as e:  # noqa: BLE001
@@ -681,8 +882,8 @@ def cmd_check(path: str) -> int:
     problems = check_doc(doc, vectors)
     for p in problems:
         print(f"MISMATCH {p}", file=sys.stderr)
-    print(f"{len(doc['sketches'])} sketches, {len(doc['differences'])} differences and a fold checked, "
-          f"{len(problems)} mismatches")
+    print(f"{len(doc['sketches'])} sketches, {len(doc['differences'])} differences, a fold and "
+          f"{len(doc.get('version1', []))} version 1 sketches checked, {len(problems)} mismatches")
     return 1 if problems else 0
 
 

@@ -123,6 +123,12 @@ class DshaSqlSuite extends SparkSuite {
     val df = spark.range(20).selectExpr((0 until 1500).map(i => s"id * $i AS c$i"): _*)
     val digest = sameInAllModes(digestOf(df))
     assert(digestOf(df.select(df.columns.reverse.map(col).toIndexedSeq: _*)) == digest)
+    // A sketch's projection and row-bytes paths too (row digests and filter words), over a cached copy and not.
+    val cached = df.cache()
+    def sketch(d: org.apache.spark.sql.DataFrame) = d.selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0).toSeq
+    val (plain, fromCache) = sameInAllModes((sketch(df), sketch(cached)))
+    assert(plain == fromCache)
+    cached.unpersist()
     val wideStruct = spark.range(5).selectExpr(
       "named_struct(" + (0 until 200).map(i => s"'f$i', id + $i").mkString(", ") + ") AS s"
     )

@@ -16,11 +16,17 @@ class SketchSuite extends SparkSuite {
 
   private type Digest = (Long, Long)
 
+  /** A filter word for a digest (any function of it: the cells only carry it). */
+  private def filterOf(d: Digest): Long = (d._1 * 31 + d._2) >>> 32
+
   private def cellsOf(items: Map[Digest, Long], m: Int): SketchCells = {
     val c = new SketchCells(m)
-    items.foreach { case ((lo, hi), n) => c.add(lo, hi, n) }
+    items.foreach { case (d @ (lo, hi), n) => c.add(lo, hi, filterOf(d), n) }
     c
   }
+
+  private def filters(r: SketchDecoder.Result): Map[Digest, Long] =
+    (0 until r.size).map(k => (r.lo(k), r.hi(k)) -> r.filter(k)).toMap
 
   private def decoded(r: SketchDecoder.Result): Map[Digest, Long] =
     (0 until r.size).map(k => (r.lo(k), r.hi(k)) -> r.count(k)).toMap
@@ -38,6 +44,7 @@ class SketchSuite extends SparkSuite {
       val result = SketchDecoder.decodeSmallest(cellsOf(diff, m))
       assert(result.decoded, s"d=$d, m=$m")
       assert(decoded(result) == diff, s"d=$d")
+      assert(result.filtersValid && filters(result) == diff.map { case (x, _) => x -> filterOf(x) }, s"d=$d")
       if (d >= 1000) assert(result.cells <= 2 * d, s"d=$d decoded with ${result.cells} cells")
     }
   }
@@ -60,6 +67,16 @@ class SketchSuite extends SparkSuite {
     a.combine(b, -1)
     val r = SketchDecoder.decodeSmallest(a)
     assert(r.decoded && decoded(r) == Map(x -> 2L, y -> (1L << 40)))
+    // A row 2^31 times or more has no filter word (SPEC.md §17.4: C·φ could wrap around); 2^20 times, it has.
+    assert(!r.filtersValid)
+    val small = cellsOf(Map(x -> 2L, y -> (1L << 20)), 12)
+    val s = SketchDecoder.decodeSmallest(small)
+    assert(s.decoded && s.filtersValid && filters(s) == Map(x -> filterOf(x), y -> filterOf(y)))
+    // A filter sum that does not divide (another implementation's words, a corrupted sketch): the same digests,
+    // the filter words not valid.
+    small.words(5) += 1
+    val broken = SketchDecoder.decodeSmallest(small)
+    assert(broken.decoded && decoded(broken) == decoded(s) && !broken.filtersValid)
   }
 
   test("a word's cell is its unsigned remainder by the cell count, for every allowed size and others") {
@@ -78,12 +95,12 @@ class SketchSuite extends SparkSuite {
     for (m <- Seq(1, 2, 3, 5, 48, 49152); n <- Seq(0, 1, 255, 256, 257, 1000)) {
       val digests = Seq.fill(n)((random.nextLong(), random.nextLong()))
       val oneByOne = new SketchCells(m)
-      digests.foreach { case (lo, hi) => oneByOne.add(lo, hi, 1L) }
+      digests.foreach { case d @ (lo, hi) => oneByOne.add(lo, hi, filterOf(d), 1L) }
       val batched = new SketchCells(m)
-      batched.addAll(digests.map(_._1).toArray, digests.map(_._2).toArray, n)
+      batched.addAll(digests.map(_._1).toArray, digests.map(_._2).toArray, digests.map(filterOf).toArray, n)
       assert(batched.words.sameElements(oneByOne.words), s"m=$m, n=$n")
       val sketch = Sketch.empty("s", new Array[Byte](32), m, IndexedSeq.empty)
-      digests.foreach { case (lo, hi) => sketch.addRow(lo, hi) }
+      digests.foreach { case d @ (lo, hi) => sketch.addRow(lo, hi, filterOf(d)) }
       assert(sketch.cells.words.sameElements(oneByOne.words) && sketch.rows == n, s"Sketch: m=$m, n=$n")
     }
   }
@@ -241,6 +258,83 @@ class SketchSuite extends SparkSuite {
     df.unpersist()
   }
 
+  test(
+    "filter words: a sketch's words let logical_filter_word_in prefilter the rows logical_hash_in keeps, every mode"
+  ) {
+    val df = spark
+      .range(3000)
+      .selectExpr(
+        "id",
+        "CAST(id % 13 AS DECIMAL(9, 2)) AS p",
+        "IF(id % 7 = 0, NULL, CONCAT('s', id % 50)) AS s",
+        "IF(id % 11 = 0, CAST('NaN' AS DOUBLE), IF(id % 5 = 0, -0.0D, id / 3.0D)) AS d",
+        "id % 3 = 0 AS b",
+        "DATE_ADD(DATE'2020-01-01', CAST(id % 400 AS INT)) AS dt",
+        "CAST(id % 120 AS TINYINT) AS t"
+      )
+      .repartition(4)
+      .cache()
+    df.createOrReplaceTempView("filter_rows")
+    val cols = "id, p, s, d, b, dt, t"
+    // The rows' filter words, as a difference against the empty table decodes them.
+    val decoded = withConf(Map(Sketch.CellsSetting -> "12288")) {
+      spark
+        .sql("""SELECT dsha_sketch_diff((SELECT dsha_sketch(*) FROM filter_rows),
+               |  (SELECT dsha_sketch(*) FROM filter_rows WHERE false)) AS d""".stripMargin)
+        .head()
+        .getStruct(0)
+    }
+    assert(decoded.getAs[Boolean]("filters_valid"))
+    val entries = decoded.getSeq[Row](decoded.fieldIndex("entries"))
+    assert(entries.size == 3000 && entries.forall(e => !e.isNullAt(2)))
+    val wanted = entries.filter(e => e.getAs[Array[Byte]](0)(0) < -100)
+    val hex = wanted.map(e => hexOf(e.getAs[Array[Byte]](0))).mkString
+    val words = wanted.map { e =>
+      val w = e.getLong(2)
+      f"${w & 0xff}%02X${(w >>> 8) & 0xff}%02X${(w >>> 16) & 0xff}%02X${(w >>> 24) & 0xff}%02X"
+    }.mkString
+    def both =
+      spark.sql(s"SELECT logical_hash(*) FROM filter_rows WHERE logical_filter_word_in(X'$words', $cols) AND " +
+        s"logical_hash_in(X'$hex', $cols)")
+    def wordsOnly = spark.sql(s"SELECT logical_hash(*) FROM filter_rows WHERE logical_filter_word_in(X'$words', $cols)")
+    for ((mode, plan) <- inAllModes(both.queryExecution.executedPlan.toString)) {
+      assert(plan.contains("DigestFilter logical_filter_word_in") == mode.startsWith("HASH_ROW_BYTES"), s"$mode\n$plan")
+    }
+    val (kept, passed) = sameInAllModes {
+      (both.collect().map(r => hexOf(r.getAs[Array[Byte]](0))).sorted.toSeq, wordsOnly.count())
+    }
+    assert(kept == wanted.map(e => hexOf(e.getAs[Array[Byte]](0))).sorted && kept.nonEmpty)
+    // The words alone let through the wanted rows and hardly any other (32-bit words).
+    assert(passed >= wanted.size && passed <= wanted.size + 2, s"$passed rows for ${wanted.size} words")
+    df.unpersist()
+  }
+
+  test("version 1 sketches (no filter words) are read; merged with version 2 they are written as version 1") {
+    val v2 = spark.range(10).selectExpr("dsha_sketch(*)").head().getAs[Array[Byte]](0)
+    assert(v2(4) == 2)
+    val parsed = Sketch.parse(v2)
+    val v1 = {
+      val b = java.nio.ByteBuffer.wrap(v2).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+      val head = 4 + 1 + 4 + 4 + 32 + 8 + 16 + 4 // magic, version, algorithm varint, digest, rows, sum, m
+      val m = b.getInt(head - 4)
+      val out = new java.io.ByteArrayOutputStream()
+      out.write(v2, 0, head)
+      for (i <- 0 until m) out.write(v2, head + 48 * i, 40)
+      out.write(v2, head + 48 * m, v2.length - head - 48 * m)
+      val bytes = out.toByteArray
+      bytes(4) = 1
+      bytes
+    }
+    val read = Sketch.parse(v1)
+    assert(!read.hasFilters && read.rows == 10 && read.toBytes.sameElements(v1))
+    assert(read.cells.words.grouped(6).forall(_(5) == 0))
+    assert(parsed.hasFilters && parsed.toBytes.sameElements(v2))
+    val merged = Sketch.parse(v2).merge(Sketch.parse(v1))
+    assert(!merged.hasFilters && merged.toBytes(4) == 1 && merged.rows == 20)
+    val r = SketchDecoder.decodeSmallest(Sketch.parse(v2).minus(read))
+    assert(r.decoded && r.size == 0)
+  }
+
   test("logical_hash_in: plans show how many digests, not which; bad digests are errors that say why") {
     val df = spark.range(10).selectExpr("id")
     val digests = df.selectExpr("logical_hash(id)").collect().take(3).map(_.getAs[Array[Byte]](0))
@@ -255,6 +349,17 @@ class SketchSuite extends SparkSuite {
     assert(perRow.getMessage.contains("constant BINARY"), perRow.getMessage)
     val noColumns = intercept[Exception](spark.sql(s"SELECT logical_hash_in(X'$hex')").collect())
     assert(noColumns.getMessage.contains("then the columns"), noColumns.getMessage)
+    // logical_filter_word_in alike: words show as their number; bad words are errors that name the function.
+    val words = spark.sql("SELECT * FROM range(10) WHERE logical_filter_word_in(X'0102030405060708', id)")
+    assert(words.queryExecution.executedPlan.toString.contains("<2 filter words>"))
+    val oddWords = intercept[Exception](spark.sql("SELECT logical_filter_word_in(X'001122', 1)").collect())
+    assert(oddWords.getMessage.contains("4 bytes each") && oddWords.getMessage.contains("3 bytes"), oddWords.getMessage)
+    val wordsPerRow =
+      intercept[Exception](spark.sql("SELECT logical_filter_word_in(logical_hash(id), id) FROM range(3)").collect())
+    assert(
+      wordsPerRow.getMessage.contains("logical_filter_word_in takes the filter words first"),
+      wordsPerRow.getMessage
+    )
   }
 
   test("errors name the setting, the schemas, or what is malformed") {

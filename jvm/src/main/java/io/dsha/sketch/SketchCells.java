@@ -6,8 +6,9 @@ import io.dsha.hash.UInt128;
  * The cells of a dsha sketch (SPEC.md §17): an invertible Bloom lookup table (Eppstein, Goodrich, Uyeda and Varghese,
  * "What's the Difference?", SIGCOMM 2011) over 128-bit row digests, with cells that add and a size that folds.
  *
- * <p>A cell is five words: a signed count, a 192-bit two's complement sum of digests (three words, low first) and a
- * 64-bit sum of check words. Exact integer sums (not XOR, not mod 2^128) let a cell that holds one digest {@code x},
+ * <p>A cell is six words: a signed count, a 192-bit two's complement sum of digests (three words, low first), a 64-bit
+ * sum of check words and a 64-bit sum of the rows' filter words (SPEC.md §17.2.1: what lets the rows of a decoded
+ * digest be found without hashing every row). Exact integer sums (not XOR, not mod 2^128) let a cell that holds one digest {@code x},
  * {@code c} times, give back both {@code x} and {@code c}: a row three times on one side and once on the other decodes
  * as +2 instead of cancelling.
  *
@@ -18,8 +19,10 @@ import io.dsha.hash.UInt128;
  * rateless IBLT (SPEC.md §17.5 says why).
  */
 public final class SketchCells {
-  /** Words per cell: count, sum (3 words, low first), check. */
-  public static final int WORDS = 5;
+  /** Words per cell: count, sum (3 words, low first), check, filter. */
+  public static final int WORDS = 6;
+  /** Words per cell of format version 1 (no filter). */
+  public static final int WORDS_V1 = 5;
   /** Cells per digest. */
   public static final int HASHES = 3;
 
@@ -79,12 +82,12 @@ public final class SketchCells {
   }
 
   /**
-   * Adds one occurrence of each of the first {@code n} digests {@code lo[i] + 2^64·hi[i]}: the cells of {@link
-   * #add(long, long, long)} with c = 1 for each (sums commute), but every cell index is computed before any cell is
+   * Adds one occurrence of each of the first {@code n} digests {@code lo[i] + 2^64·hi[i]} with filter words {@code
+   * filter[i]}: the cells of {@link #add(long, long, long, long)} with c = 1 for each (sums commute), but every cell index is computed before any cell is
    * updated. Updates that no longer wait on a digest being hashed are independent loads the processor overlaps, where
    * a row at a time each cache miss on a large sketch stalled the row that follows.
    */
-  public void addAll(long[] lo, long[] hi, int n) {
+  public void addAll(long[] lo, long[] hi, long[] filter, int n) {
     if (at == null || at.length < HASHES * n) {
       at = new int[HASHES * n];
       chk = new long[n];
@@ -102,6 +105,7 @@ public final class SketchCells {
         w[a] += 1;
         addSum(a, lo[i], hi[i], 0);
         w[a + 4] += chk[i];
+        w[a + 5] += filter[i];
       }
     }
   }
@@ -110,8 +114,10 @@ public final class SketchCells {
   private int[] at;
   private long[] chk;
 
-  /** Adds {@code c} occurrences (c may be negative) of the digest; returns the cells it changed. */
-  public int[] add(long lo, long hi, long c) {
+  /**
+   * Adds {@code c} occurrences (c may be negative) of the digest with its filter word; returns the cells it changed.
+   */
+  public int[] add(long lo, long hi, long filter, long c) {
     final long chk = check(lo, hi) * c;
     // c·x as a 192-bit two's complement number: |c|·x, negated when c < 0.
     final long a = c < 0 ? -c : c; // as unsigned: |c|, also for Long.MIN_VALUE
@@ -127,6 +133,7 @@ public final class SketchCells {
       words[at] += c;
       addSum(at, p[0], p[1], p[2]);
       words[at + 4] += chk;
+      words[at + 5] += filter * c;
       changed[j] = cell;
     }
     return changed;
@@ -173,6 +180,7 @@ public final class SketchCells {
     for (int at = 0; at < words.length; at += WORDS) {
       w[at] += sign * o[at];
       w[at + 4] += sign * o[at + 4];
+      w[at + 5] += sign * o[at + 5];
       final long[] p = {o[at + 1], o[at + 2], o[at + 3]};
       if (sign < 0) negate(p);
       addSum(at, p[0], p[1], p[2]);
@@ -192,8 +200,28 @@ public final class SketchCells {
     return out;
   }
 
+  /** Whether the cell holds no digest: count, sum and check zero (the filter word is not a digest's part). */
   public boolean isZero(int cell) {
     final int at = cell * WORDS;
     return words[at] == 0 && words[at + 1] == 0 && words[at + 2] == 0 && words[at + 3] == 0 && words[at + 4] == 0;
+  }
+
+  /** The cell's sum of filter words. */
+  public long filter(int cell) {
+    return words[cell * WORDS + 5];
+  }
+
+  /** The words of format version 1 (no filter word), cell by cell. */
+  public long[] wordsV1() {
+    final long[] out = new long[WORDS_V1 * cells];
+    for (int i = 0; i < cells; i++) System.arraycopy(words, WORDS * i, out, WORDS_V1 * i, WORDS_V1);
+    return out;
+  }
+
+  /** Cells of format version 1's words (filter words zero). */
+  public static SketchCells fromV1(int cells, long[] v1) {
+    final long[] w = new long[WORDS * cells];
+    for (int i = 0; i < cells; i++) System.arraycopy(v1, WORDS_V1 * i, w, WORDS * i, WORDS_V1);
+    return new SketchCells(cells, w);
   }
 }

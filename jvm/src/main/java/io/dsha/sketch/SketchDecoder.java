@@ -24,15 +24,22 @@ public final class SketchDecoder {
     public final long[] lo;
     public final long[] hi;
     public final long[] count;
+    /** Each digest's filter word (SPEC.md §17.2.1), meaningful only when {@link #filtersValid}. */
+    public final long[] filter;
+    /** Whether the filter words are those of the digests' rows (SPEC.md §17.4): decoded, each known, none left over. */
+    public final boolean filtersValid;
     /** When decoding failed: an estimate of the number of distinct differing digests (0 when decoded). */
     public final long estimate;
 
-    Result(boolean decoded, int cells, long[] lo, long[] hi, long[] count, long estimate) {
+    Result(boolean decoded, int cells, long[] lo, long[] hi, long[] count, long[] filter, boolean filtersValid,
+        long estimate) {
       this.decoded = decoded;
       this.cells = cells;
       this.lo = lo;
       this.hi = hi;
       this.count = count;
+      this.filter = filter;
+      this.filtersValid = filtersValid;
       this.estimate = estimate;
     }
 
@@ -65,7 +72,7 @@ public final class SketchDecoder {
       last = decode(s == diff.cells ? diff : diff.fold(s));
       if (last.decoded) return last;
     }
-    return new Result(false, diff.cells, last.lo, last.hi, last.count, estimate);
+    return new Result(false, diff.cells, last.lo, last.hi, last.count, last.filter, false, estimate);
   }
 
   /** Peels {@code diff} (a copy: the argument is left unchanged). */
@@ -73,41 +80,52 @@ public final class SketchDecoder {
     final int m = diff.cells;
     final SketchCells w = new SketchCells(m, diff.words.clone());
     final Map<Digest, Long> found = new LinkedHashMap<>();
+    final Map<Digest, Long> filters = new java.util.HashMap<>();
+    boolean filtersKnown = true;
     int[] stack = new int[Math.max(16, m)];
     int top = 0;
     for (int i = m - 1; i >= 0; i--) stack[top++] = i;
-    final long[] pure = new long[3];
+    final long[] pure = new long[4];
     long peels = 0;
     final long limit = 4L * m + 64; // a true decode peels each digest once; more means a false pure cell
     while (top > 0) {
       final int i = stack[--top];
       if (!pure(w, i, pure)) continue;
       if (++peels > limit) break;
-      found.merge(new Digest(pure[0], pure[1]), pure[2], Long::sum);
-      final int[] changed = w.add(pure[0], pure[1], -pure[2]);
+      final Digest x = new Digest(pure[0], pure[1]);
+      found.merge(x, pure[2], Long::sum);
+      final long filter = pure[3];
+      if (filter < 0 || filters.getOrDefault(x, filter) != filter) filtersKnown = false;
+      else filters.put(x, filter);
+      final int[] changed = w.add(pure[0], pure[1], filter < 0 ? 0 : filter, -pure[2]);
       if (top + changed.length > stack.length) stack = java.util.Arrays.copyOf(stack, 2 * stack.length);
       for (int j : changed) stack[top++] = j;
     }
     boolean zero = true;
     for (int i = 0; i < m && zero; i++) zero = w.isZero(i);
+    boolean filtersZero = true;
+    for (int i = 0; i < m && filtersZero; i++) filtersZero = w.filter(i) == 0;
     found.values().removeIf(v -> v == 0L);
     final int n = found.size();
     final long[] lo = new long[n];
     final long[] hi = new long[n];
     final long[] count = new long[n];
+    final long[] filter = new long[n];
     int k = 0;
     for (Map.Entry<Digest, Long> e : found.entrySet()) {
       lo[k] = e.getKey().lo;
       hi[k] = e.getKey().hi;
+      filter[k] = filters.getOrDefault(e.getKey(), -1L);
       count[k++] = e.getValue();
     }
-    return new Result(zero, m, lo, hi, count, 0L);
+    return new Result(zero, m, lo, hi, count, filter, zero && filtersKnown && filtersZero, 0L);
   }
 
   /**
-   * If cell {@code i} holds one digest x only, writes {lo, hi, c} into {@code out} and returns true, c being x's
+   * If cell {@code i} holds one digest x only, writes {lo, hi, c, φ} into {@code out} and returns true, c being x's
    * multiplicity. The cell then has count C = μ·c, where μ (1 to 3) is how many of x's cells are this one: its sum
-   * divides exactly by C into x in [0, 2^128), its check is C·check(x), and μ divides C.
+   * divides exactly by C into x in [0, 2^128), its check is C·check(x), and μ divides C. φ, x's filter word, is the
+   * cell's filter divided by C when |C| < 2^31, exact and in [0, 2^32), else -1 (unknown).
    */
   static boolean pure(SketchCells w, int i, long[] out) {
     final long[] words = w.words;
@@ -138,6 +156,9 @@ public final class SketchDecoder {
     out[0] = lo;
     out[1] = hi;
     out[2] = total / mu;
+    final long f = w.filter(i);
+    final boolean exact = Math.abs(total) < (1L << 31) && f % total == 0; // |C·φ| < 2^63: no wrap-around
+    out[3] = exact && f / total >= 0 && f / total < (1L << 32) ? f / total : -1L;
     return true;
   }
 

@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.{BinaryType, DataType}
 
 import io.dsha.algorithm.DshaV1
 import io.dsha.encoding.RowBytesWriter
-import io.dsha.expressions.{NamedArguments, RowDigest, RowDigestWord}
+import io.dsha.expressions.{NamedArguments, RowDigest, RowDigestWord, RowFilterWord}
 import io.dsha.sketch.{Sketch, SketchRowBytes}
 import io.dsha.types.CanonicalSchema
 
@@ -72,10 +72,15 @@ case class DshaSketch(
     if (!withColumns) IndexedSeq.empty
     else schema.fields.map(f => RowDigest(Seq(children(f.ordinal)), Seq(f.name), DshaV1))
 
-  // The row digest's words, then each column's, by a projection made once per task: generated or interpreted code as
-  // the codegen factory mode says, with subexpression elimination (one hash per digest). Children are bound by then.
-  @transient private lazy val digestWords: UnsafeProjection =
-    UnsafeProjection.create((rowDigest +: columnDigests).flatMap(d => Seq(RowDigestWord(d, 0), RowDigestWord(d, 1))))
+  // The row digest's words, the row's filter word, then each column's digest words, by a projection made once per
+  // task: generated or interpreted code as the codegen factory mode says, with subexpression elimination (one hash per
+  // digest). Children are bound by then.
+  @transient private lazy val digestWords: UnsafeProjection = {
+    def words(d: RowDigest) = Seq(RowDigestWord(d, 0), RowDigestWord(d, 1))
+    UnsafeProjection.create(
+      words(rowDigest) ++ Seq(RowFilterWord(children, schema.row)) ++ columnDigests.flatMap(words)
+    )
+  }
 
   override def createAggregationBuffer(): Sketch =
     Sketch.empty(
@@ -93,7 +98,7 @@ case class DshaSketch(
     if (!readsRowBytes) None
     else {
       val perColumn = schema.fields.map(f => IndexedSeq(ordinals(f.ordinal)))
-      Some(new SketchRowBytes((rowDigest +: columnDigests).map(_.schema), ordinals +: perColumn))
+      Some(new SketchRowBytes((rowDigest +: columnDigests).map(_.schema), ordinals +: perColumn, schema.row))
     }
 
   def readsRowBytes: Boolean = hashRowBytes && RowBytesWriter.direct(schema.row)

@@ -1,7 +1,7 @@
 package io.dsha.execution
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Partial}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{CodegenSupport, ColumnarRule, FilterExec, InputRDDCodegen, SparkPlan}
@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.aggregate.{HashAggregateExec, ObjectHashAg
 
 import io.dsha.aggregate.{DshaAggregate, DshaSketch}
 import io.dsha.encoding.RowBytesWriter
-import io.dsha.expressions.LogicalHashIn
+import io.dsha.expressions.{LogicalFilterWordIn, LogicalHashIn}
 import io.dsha.util.Settings
 
 /**
@@ -74,11 +74,19 @@ object HashRowBytes {
     } else None
   }
 
-  def digestFilter(filter: FilterExec): Option[DigestFilterExec] = filter.condition match {
-    case in: LogicalHashIn if rowsExist(filter.child) && RowBytesWriter.direct(in.schema.row) =>
-      val columns = in.children.map(column(_, filter.child.output))
-      if (columns.forall(_.isDefined)) Some(DigestFilterExec(in, columns.flatten.toIndexedSeq, filter.child)) else None
-    case _ => None
+  def digestFilter(filter: FilterExec): Option[DigestFilterExec] = {
+    def columns(e: Expression) = {
+      val c = e.children.map(column(_, filter.child.output))
+      if (c.forall(_.isDefined)) Some(c.flatten.toIndexedSeq) else None
+    }
+    def hashed(in: LogicalHashIn) =
+      if (rowsExist(filter.child) && RowBytesWriter.direct(in.schema.row)) columns(in) else None
+    filter.condition match {
+      case And(words: LogicalFilterWordIn, in: LogicalHashIn) =>
+        for (w <- columns(words); h <- hashed(in)) yield DigestFilterExec(in, h, filter.child, Some(words -> w))
+      case in: LogicalHashIn => hashed(in).map(DigestFilterExec(in, _, filter.child))
+      case _ => None
+    }
   }
 
   /**

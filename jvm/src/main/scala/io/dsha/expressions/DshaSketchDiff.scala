@@ -20,7 +20,7 @@ import io.dsha.sketch.{Sketch, SketchDecoder}
       row digests differ, to size a larger sketch), left_rows, right_rows, and entries: each differing row digest with
       its count,
       positive when the row is in excess on the left, negative on the right (a row 3 times on the left and once on the
-      right has count 2), left_digest and right_digest (each table's dsha digest), and columns: each column's dsha
+      right has count 2), and its rows' filter word when filters_valid (SPEC.md §17.4), left_digest and right_digest (each table's dsha digest), and columns: each column's dsha
       digest on both sides, and whether they are equal. Sketches of different schemas are an error naming both; NULL
       gives NULL.
   """,
@@ -57,13 +57,14 @@ case class DshaSketchDiff(left: Expression, right: Expression) extends BinaryExp
     val diff = a.minus(b)
     val m = diff.cells
     val result = SketchDecoder.decodeSmallest(diff)
+    val filters = result.decoded && result.filtersValid && a.hasFilters && b.hasFilters
     val entries =
       if (!result.decoded) null
       else {
         new GenericArrayData(Array.tabulate[Any](result.size) { k =>
           val digest = java.nio.ByteBuffer.allocate(16).order(java.nio.ByteOrder.LITTLE_ENDIAN)
           digest.putLong(result.lo(k)).putLong(result.hi(k))
-          new GenericInternalRow(Array[Any](digest.array(), result.count(k)))
+          new GenericInternalRow(Array[Any](digest.array(), result.count(k), if (filters) result.filter(k) else null))
         })
       }
     new GenericInternalRow(
@@ -77,7 +78,8 @@ case class DshaSketchDiff(left: Expression, right: Expression) extends BinaryExp
         UTF8String.fromString(a.digest),
         UTF8String.fromString(b.digest),
         entries,
-        columns(a, b)
+        columns(a, b),
+        filters
       )
     )
   }
@@ -106,7 +108,11 @@ case class DshaSketchDiff(left: Expression, right: Expression) extends BinaryExp
 
 object DshaSketchDiff {
   val EntryType: StructType = StructType(
-    Seq(StructField("digest", BinaryType, nullable = false), StructField("count", LongType, nullable = false))
+    Seq(
+      StructField("digest", BinaryType, nullable = false),
+      StructField("count", LongType, nullable = false),
+      StructField("filter", LongType) // the rows' filter word (SPEC.md §17.2.1), NULL unless filters_valid
+    )
   )
 
   val ColumnType: StructType = StructType(
@@ -129,7 +135,8 @@ object DshaSketchDiff {
       StructField("left_digest", StringType, nullable = false),
       StructField("right_digest", StringType, nullable = false),
       StructField("entries", ArrayType(EntryType, containsNull = false)),
-      StructField("columns", ArrayType(ColumnType, containsNull = false), nullable = false)
+      StructField("columns", ArrayType(ColumnType, containsNull = false), nullable = false),
+      StructField("filters_valid", BooleanType, nullable = false)
     )
   )
 }

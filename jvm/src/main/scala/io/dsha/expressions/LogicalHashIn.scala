@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode, FalseLiteral}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
-import org.apache.spark.sql.types.{BinaryType, BooleanType, DataType}
+import org.apache.spark.sql.types.{BooleanType, DataType}
 
 import io.dsha.algorithm.DshaV1
 import io.dsha.sketch.DigestSet
@@ -69,19 +69,8 @@ case class LogicalHashIn(children: Seq[Expression], fieldNames: Seq[String], dig
 object LogicalHashIn {
 
   /** The function's builder: the digests (a constant BINARY, read now), then the columns. */
-  def build(args: Seq[Expression]): LogicalHashIn = args match {
-    case digests +: columns if columns.nonEmpty =>
-      if (!digests.foldable || digests.dataType != BinaryType) {
-        throw new IllegalArgumentException(
-          s"logical_hash_in takes the row digests first, as a constant BINARY, not ${digests.dataType.sql}" +
-            (if (digests.foldable) "" else " computed per row")
-        )
-      }
-      val bytes = digests.eval() match {
-        case b: Array[Byte] => b
-        case null => throw new IllegalArgumentException("logical_hash_in: the row digests are NULL")
-      }
+  def build(args: Seq[Expression]): LogicalHashIn =
+    ConstantBytes.build("logical_hash_in", "the row digests", args)((columns, bytes) =>
       LogicalHashIn(columns, NamedArguments.of(columns), new DigestSet(bytes))
-    case _ => throw new IllegalArgumentException("logical_hash_in takes the row digests, then the columns to hash")
-  }
+    )
 }

@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import io.dsha.aggregate._
 import io.dsha.algorithm.KeyedAlgorithm
 import io.dsha.execution.HashRowBytes
-import io.dsha.expressions.{DshaSketchDiff, LogicalHash, LogicalHashIn, NamedArguments}
+import io.dsha.expressions.{DshaSketchDiff, LogicalFilterWordIn, LogicalHash, LogicalHashIn, NamedArguments}
 import io.dsha.shims.SparkShims
 import io.dsha.sketch.Sketch
 import io.dsha.util.Settings
@@ -52,7 +52,8 @@ object DshaFunctions {
       case args =>
         throw new IllegalArgumentException(s"dsha_sketch_diff takes two sketches, not ${args.size} arguments")
     },
-    describe[LogicalHashIn]("logical_hash_in")(LogicalHashIn.build)
+    describe[LogicalHashIn]("logical_hash_in")(LogicalHashIn.build),
+    describe[LogicalFilterWordIn]("logical_filter_word_in")(LogicalFilterWordIn.build)
   )
 
   /** spark.dsha.sketch.columnDigests of the session analysing the query: whether a sketch has column digests. */

@@ -20,14 +20,19 @@ final class Sketch(
     val sum: Array[Long],
     table: SketchCells,
     val columns: IndexedSeq[Sketch.Column],
-    val columnSums: Array[Long]
+    val columnSums: Array[Long],
+    private var filtered: Boolean
 ) {
+
+  /** Whether the cells hold the rows' filter words (SPEC.md §17.2.1): format version 2, not a sketch read as 1. */
+  def hasFilters: Boolean = filtered
 
   def cellCount: Int = table.cells
 
   // Row digests not yet in the cells: added a batch at a time (SketchCells.addAll), before anything reads the cells.
   private val pendingLo = new Array[Long](Sketch.Batch)
   private val pendingHi = new Array[Long](Sketch.Batch)
+  private val pendingFilter = new Array[Long](Sketch.Batch)
   private var pending = 0
 
   /** The cells, with every row added so far. */
@@ -38,24 +43,28 @@ final class Sketch(
 
   private def flush(): Unit =
     if (pending > 0) {
-      table.addAll(pendingLo, pendingHi, pending)
+      table.addAll(pendingLo, pendingHi, pendingFilter, pending)
       pending = 0
     }
 
-  /** Adds a row: `words` holds its row digest (low, high), then each column's digest alone, in column order. */
+  /**
+   * Adds a row: `words` holds its row digest (low, high), its filter word, then each column's digest alone, in column
+   * order.
+   */
   def add(words: org.apache.spark.sql.catalyst.InternalRow): Unit = {
-    addRow(words.getLong(0), words.getLong(1))
+    addRow(words.getLong(0), words.getLong(1), words.getLong(2))
     var c = 0
     while (c < columns.length) {
-      addColumn(c, words.getLong(2 + 2 * c), words.getLong(3 + 2 * c))
+      addColumn(c, words.getLong(3 + 2 * c), words.getLong(4 + 2 * c))
       c += 1
     }
   }
 
-  /** Adds one row by its digest's words (then its columns' digests by [[addColumn]]). */
-  def addRow(lo: Long, hi: Long): Unit = {
+  /** Adds one row by its digest's words and its filter word (then its columns' digests by [[addColumn]]). */
+  def addRow(lo: Long, hi: Long, filter: Long): Unit = {
     pendingLo(pending) = lo
     pendingHi(pending) = hi
+    pendingFilter(pending) = filter
     pending += 1
     if (pending == Sketch.Batch) flush()
     Sum128.addWords(sum, 0, lo, hi)
@@ -83,6 +92,7 @@ final class Sketch(
       )
     }
     cells.combine(other.cells, 1)
+    filtered &&= other.hasFilters
     rows += other.rows
     Sum128.merge(sum, 0, other.sum, 0)
     var c = 0
@@ -93,7 +103,10 @@ final class Sketch(
     this
   }
 
-  /** This sketch minus `other`, both folded to the largest size that divides both (their greatest common divisor). */
+  /**
+   * This sketch minus `other`, both folded to the largest size that divides both (their greatest common divisor). Its
+   * filter words mean something only when both sketches have them.
+   */
   def minus(other: Sketch): SketchCells = {
     requireSameSchema(other, "compare")
     val m = java.math.BigInteger.valueOf(cellCount.toLong).gcd(java.math.BigInteger.valueOf(other.cellCount.toLong))
@@ -111,21 +124,22 @@ final class Sketch(
 
   /**
    * SPEC.md §17.1: magic, version, algorithm, schema digest, rows, sum, cell count, cells, columns (name, schema
-   * digest, sum), schema; little-endian.
+   * digest, sum), schema; little-endian. Format version 2, or 1 (cells without filter words) when it has none.
    */
   def toBytes: Array[Byte] = {
     val text = schemaText.getBytes(UTF_8)
-    val out = new ByteArrayOutputStream(128 + 8 * cells.words.length + 64 * columns.length + text.length)
+    val words = if (filtered) cells.words else cells.wordsV1()
+    val out = new ByteArrayOutputStream(128 + 8 * words.length + 64 * columns.length + text.length)
     out.write(Sketch.Magic)
-    out.write(Sketch.FormatVersion)
+    out.write(if (filtered) Sketch.FormatVersion else 1)
     Bytes.writeVarint(out, DshaV1.multihashCode.toLong)
     Bytes.writeIntLE(out, schemaDigest.length)
     out.write(schemaDigest)
     Bytes.writeLongLE(out, rows)
     sum.foreach(Bytes.writeLongLE(out, _))
     Bytes.writeIntLE(out, cellCount)
-    val buf = java.nio.ByteBuffer.allocate(8 * cells.words.length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-    buf.asLongBuffer().put(cells.words)
+    val buf = java.nio.ByteBuffer.allocate(8 * words.length).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+    buf.asLongBuffer().put(words)
     out.write(buf.array())
     Bytes.writeIntLE(out, columns.length)
     columns.zipWithIndex.foreach { case (col, c) =>
@@ -147,7 +161,9 @@ object Sketch {
   /** A column of the sketched rows: its name and the schema digest of the one-column table it is alone. */
   final case class Column(name: String, schemaDigest: Array[Byte])
   val Magic: Array[Byte] = "DSHK".getBytes(UTF_8)
-  val FormatVersion: Int = 1
+
+  /** The format written (2: cells with filter words); version 1 is read too. */
+  val FormatVersion: Int = 2
 
   /** Row digests added to the cells together: enough for the updates' cache misses to overlap, small enough for L1. */
   private val Batch = 256
@@ -176,7 +192,8 @@ object Sketch {
       new Array[Long](2),
       new SketchCells(cells),
       columns,
-      new Array[Long](2 * columns.length)
+      new Array[Long](2 * columns.length),
+      true
     )
 
   final class Malformed(reason: String) extends IllegalArgumentException(s"malformed dsha sketch: $reason")
@@ -198,8 +215,9 @@ object Sketch {
       )
     }
     val version = b.get() & 0xff
-    if (version != FormatVersion)
-      throw new Malformed(s"format version $version is not supported (reads $FormatVersion)")
+    if (version != 1 && version != FormatVersion)
+      throw new Malformed(s"format version $version is not supported (reads 1 and $FormatVersion)")
+    val cellWords = if (version == 1) SketchCells.WORDS_V1 else SketchCells.WORDS
     var code = 0L
     var shift = 0
     var byte = 0x80
@@ -227,8 +245,8 @@ object Sketch {
     if (m < 1 || m > MaxCells || !SketchCells.validSize(m.toLong)) {
       throw new Malformed(s"cell count $m is not 2^i or 3·2^i up to $MaxCells")
     }
-    need(8L * SketchCells.WORDS * m, s"$m cells")
-    val words = new Array[Long](SketchCells.WORDS * m)
+    need(8L * cellWords * m, s"$m cells")
+    val words = new Array[Long](cellWords * m)
     b.asLongBuffer().get(words)
     b.position(b.position() + 8 * words.length)
     need(4, "the column count")
@@ -258,6 +276,7 @@ object Sketch {
     if (!java.util.Arrays.equals(Bytes.sha256(text), digest)) {
       throw new Malformed("the schema text does not match its digest")
     }
-    new Sketch(new String(text, UTF_8), digest, rows, sum, new SketchCells(m, words), columns, columnSums)
+    val cells = if (version == 1) SketchCells.fromV1(m, words) else new SketchCells(m, words)
+    new Sketch(new String(text, UTF_8), digest, rows, sum, cells, columns, columnSums, version != 1)
   }
 }
