@@ -70,6 +70,7 @@ object FilterWordReader extends CodeGeneratorWithInterpretedFallback[FilterWordS
   final class Interpreted(spec: FilterWordSpec) extends FilterWordReader {
     private val fields = spec.row.fields.toArray
     private val ordinals = fields.map(f => spec.rowOrdinals(f.ordinal))
+    private val multipliers = fields.indices.map(FilterWord.multiplier).toArray // once, not per row
 
     override def word(row: InternalRow): Long = row match {
       case u: UnsafeRow =>
@@ -85,7 +86,7 @@ object FilterWordReader extends CodeGeneratorWithInterpretedFallback[FilterWordS
                 case _: LengthPrefixed => u.getLong(o).toInt.toLong // the slot's low half: the size in bytes
                 case other => FilterWord.valueWord(other, u.get(o, other.sparkType))
               }
-          sum += FilterWord.multiplier(i) * v
+          sum += multipliers(i) * v
           i += 1
         }
         FilterWord.finish(sum)
