@@ -205,9 +205,12 @@ class HashRowBytesSuite extends SparkSuite with AdaptiveSparkPlanHelper {
       val df = cached.selectExpr("dsha(s, i64)")
       df.collect()
       val plan = df.queryExecution.executedPlan
-      assert(plan.toString.contains("PartialDsha [partial_dsha(s, i64)] (hashes row bytes)"), plan.toString)
+      val line = "PartialDsha [partial_dsha(s, i64)] (hashes row bytes, reads cached batches)"
+      assert(plan.toString.contains(line), plan.toString)
       val step = partialSteps(plan).head
       assert(step.metrics("rowsHashed").value == 100L)
+      // The cache's scan, whose batches the step reads itself, still counts its rows.
+      assert(step.child.metrics("numOutputRows").value == 100L)
       assert(step.metrics("numOutputRows").value == cached.rdd.getNumPartitions.toLong)
     } finally cached.unpersist()
   }

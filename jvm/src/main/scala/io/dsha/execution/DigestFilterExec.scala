@@ -47,7 +47,7 @@ case class DigestFilterExec(
     AttributeSet((rowOrdinals ++ prefilter.toSeq.flatMap(_._2)).distinct.map(child.output))
 
   override def simpleString(maxFields: Int): String =
-    s"DigestFilter ${prefilter.map(p => s"${p._1} AND ").getOrElse("")}$condition (hashes row bytes)"
+    s"DigestFilter ${prefilter.map(p => s"${p._1} AND ").getOrElse("")}$condition (hashes row bytes${CachedRows.note(child)})"
 
   override lazy val metrics: Map[String, SQLMetric] =
     Map("numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
@@ -59,7 +59,7 @@ case class DigestFilterExec(
     val whole = prefilter.map(p => And(p._1, condition)).getOrElse(condition)
     val fallback = BindReferences.bindReference(whole: Expression, child.output) // rows that are not UnsafeRows
     val words = prefilter.map { case (p, ordinals) => (p.schema.row, ordinals, p.words) }
-    child.execute().mapPartitions(
+    CachedRows.rows(child).mapPartitions(
       rows => {
         val writer = RowBytesWriter(schema.row, rowOrdinals, DshaV1)
         val h = DshaV1.newRowHasher(schema.digest)

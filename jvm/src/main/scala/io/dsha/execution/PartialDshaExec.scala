@@ -23,7 +23,7 @@ case class PartialDshaExec(aggregates: Seq[PartialDshaExec.Aggregate], output: S
     AttributeSet(aggregates.flatMap(_.spec.rowOrdinals).distinct.map(child.output))
 
   override def simpleString(maxFields: Int): String =
-    s"PartialDsha [${aggregates.mkString(", ")}] (hashes row bytes), output=${output.mkString("[", ", ", "]")}"
+    s"PartialDsha [${aggregates.mkString(", ")}] (hashes row bytes${CachedRows.note(child)}), output=${output.mkString("[", ", ", "]")}"
 
   override protected def doExecute(): RDD[InternalRow] = {
     val specs = aggregates.map(_.spec)

@@ -24,7 +24,7 @@ case class PartialSketchExec(sketches: Seq[(DshaSketch, IndexedSeq[Int])], outpu
 
   override def simpleString(maxFields: Int): String =
     s"PartialSketch [${sketches.map(s => s"partial_${s._1.prettyName}(${s._1.fieldNames.mkString(", ")})").mkString(", ")}]" +
-      s" (hashes row bytes), output=${output.mkString("[", ", ", "]")}"
+      s" (hashes row bytes${CachedRows.note(child)}), output=${output.mkString("[", ", ", "]")}"
 
   override protected def doExecute(): RDD[InternalRow] = {
     val inputTypes = child.output.map(_.dataType).toArray

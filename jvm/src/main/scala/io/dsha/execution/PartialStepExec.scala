@@ -29,7 +29,7 @@ trait PartialStepExec extends UnaryExecNode {
     val numOutputRows = longMetric("numOutputRows")
     val rowsHashed = longMetric("rowsHashed")
     val outputTypes = output.map(_.dataType).toArray
-    child.execute().mapPartitions(
+    CachedRows.rows(child).mapPartitions(
       { rows =>
         val (n, buffer) = hash(rows)
         rowsHashed += n
