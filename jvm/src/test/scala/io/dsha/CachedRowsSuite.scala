@@ -186,21 +186,36 @@ class CachedRowsSuite extends SparkSuite with AdaptiveSparkPlanHelper {
     val df = cached(table(2000))
     try {
       val scan = scanOf(df)
-      val rows = CachedRows.of(scan).get
-      val types = rows.columns
+      val types = CachedRows.of(scan).get.columns
       val indexes = scan.output.map(a => scan.relation.output.indexWhere(_.exprId == a.exprId)).toArray
       val metric = scan.longMetric("numOutputRows")
       // Every other batch declined, as one with an unknown encoding is.
       val mixed = scan.baseCacheRDD().mapPartitions { batches =>
         var n = 0
-        new CachedRows.Rows(batches, types, indexes, metric) {
+        val rows = new CachedRows.Rows(batches, types, indexes, metric) {
           override protected def decode(batch: DefaultCachedBatch): Boolean = {
             n += 1
             n % 2 == 0 && super.decode(batch)
           }
-        }.map(_.copy())
-      }
-      assert(bytes(mixed.collect()) == sparkRows(scan))
+        }
+        rows.map(_.copy()) ++ Iterator.single(rows.decoded -> n)
+      }.collect()
+      val (counts, read) = mixed.partition(_.isInstanceOf[(_, _)])
+      assert(bytes(read.map(_.asInstanceOf[InternalRow])) == sparkRows(scan))
+      val (decoded, seen) = counts.map(_.asInstanceOf[(Int, Int)]).unzip
+      assert(decoded.sum == seen.map(_ / 2).sum && seen.sum == df.rdd.getNumPartitions * 3, (decoded, seen))
+      // Batches of more values than the budget: Spark's reader (57 columns: 14,649 values in 257 rows, 8,664 in 152).
+      val budget = (limit: Long) =>
+        scan.baseCacheRDD().mapPartitions { batches =>
+          val rows = new CachedRows.Rows(batches, types, indexes, metric, limit)
+          rows.map(_.copy()) ++ Iterator.single(rows.decoded)
+        }.collect().partition(_.isInstanceOf[Int])
+      val (none, over) = budget(8000)
+      assert(none.map(_.asInstanceOf[Int]).sum == 0 && bytes(over.map(_.asInstanceOf[InternalRow])) == sparkRows(scan))
+      val (all, within) = budget(14649)
+      assert(
+        all.map(_.asInstanceOf[Int]).sum == 3 * 3 && bytes(within.map(_.asInstanceOf[InternalRow])) == sparkRows(scan)
+      )
     } finally df.unpersist()
   }
 

@@ -97,16 +97,30 @@ object CachedRows {
     }
   }
 
-  /** One partition's rows: each batch decoded by dsha, or by Spark's reader when dsha's does not know its encoding. */
+  /**
+   * The most values (rows times columns) of a batch that dsha decodes at once: a batch is decoded whole, 16 bytes per
+   * value at most, so this bounds a task's memory at 32 MiB. Spark's default batches of 10,000 rows stay within it up
+   * to 200 columns; batches of wider tables are read by Spark's reader.
+   */
+  val MaxValuesPerBatch: Long = 1L << 21
+
+  /**
+   * One partition's rows: each batch decoded by dsha, or by Spark's reader when dsha's does not know its encoding or
+   * the batch has more than `maxValues` values.
+   */
   private[dsha] class Rows(
       batches: Iterator[CachedBatch],
       columns: Seq[Column],
       indexes: Array[Int],
-      numOutputRows: SQLMetric
+      numOutputRows: SQLMetric,
+      maxValues: Long = MaxValuesPerBatch
   ) extends Iterator[InternalRow] {
     private val reader = new CachedBatchReader(columns.map(_.decoder).toArray, indexes)
     private val sparkTypes = columns.map(_.sparkType)
     private var spark: Iterator[InternalRow] = Iterator.empty
+
+    /** How many batches dsha's reader decoded (the rest, Spark's). */
+    var decoded = 0
 
     override def hasNext: Boolean = reader.hasNext || spark.hasNext || advance()
 
@@ -125,7 +139,8 @@ object CachedRows {
             )
         }
         numOutputRows += batch.numRows
-        if (!decode(batch)) spark = readBySpark(batch)
+        if (batch.numRows.toLong * columns.size <= maxValues && decode(batch)) decoded += 1
+        else spark = readBySpark(batch)
         if (reader.hasNext || spark.hasNext) return true
       }
       false
