@@ -63,6 +63,27 @@ def logical_hash_in(digests: Any, *cols: ColumnOrName) -> Column:
     return F.call_function("logical_hash_in", F.lit(bytearray(data)), *_columns(cols))
 
 
+def logical_filter_word_in(words: Any, *cols: ColumnOrName) -> Column:
+    """True when the filter word of the row's values (SPEC.md §17.2.1: 32 bits of its fixed-width values and string
+    lengths, no string bytes) is one of ``words``: an iterable of ints in [0, 2^32), or their concatenation as one
+    bytes value of 4-byte little-endian words. Cheaper than hashing the row: put it before ``logical_hash_in`` to hash
+    only the rows whose word is named, as ``dsha.diff`` does with the words its sketch recovers.
+
+    >>> df.filter(logical_filter_word_in([w1, w2], "*") & logical_hash_in([d1, d2], "*"))
+    """
+    if isinstance(words, (bytes, bytearray)):
+        data = bytes(words)
+        if len(data) % 4:
+            raise ValueError(f"filter words are 4 bytes each; {len(data)} bytes is not a whole number of them")
+    else:
+        items = list(words)
+        bad = [w for w in items if not isinstance(w, int) or isinstance(w, bool) or not 0 <= w < 1 << 32]
+        if bad:
+            raise ValueError(f"filter words are integers in [0, 2^32), not {bad[0]!r}")
+        data = b"".join(w.to_bytes(4, "little") for w in items)
+    return F.call_function("logical_filter_word_in", F.lit(bytearray(data)), *_columns(cols))
+
+
 def dsha(*cols: ColumnOrName) -> Column:
     """Aggregate: the dsha digest string of the rows (order-independent, duplicate-sensitive).
 
@@ -219,4 +240,4 @@ def dsha_final_fingerprint(state: ColumnOrName) -> Column:
 
 __all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_keyed", "dsha_keyed_fingerprint",
            "dsha_keyed_state", "dsha_merge", "dsha_secure", "dsha_secure_fingerprint", "dsha_secure_state", "dsha_state",
-           "dsha_sketch", "dsha_sketch_diff", "logical_hash", "logical_hash_in"]
+           "dsha_sketch", "dsha_sketch_diff", "logical_filter_word_in", "logical_hash", "logical_hash_in"]

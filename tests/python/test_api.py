@@ -12,7 +12,8 @@ import dsha
 from conftest import child_env
 from spark_conf import ROW_BYTES, sql_conf
 from dsha.functions import dsha as dsha_agg
-from dsha.functions import dsha_fingerprint, logical_hash
+from dsha.functions import (dsha_fingerprint, dsha_sketch, dsha_sketch_diff, logical_filter_word_in, logical_hash,
+                            logical_hash_in)
 
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 
@@ -94,9 +95,38 @@ def test_cached_table_hashed_from_row_bytes_gives_the_same_digest(spark):
                     assert query.collect()[0][0] == digests[on].digest
                     plan = query._jdf.queryExecution().executedPlan().toString()
                     assert ("PartialDsha" in plan) == (on == "true"), plan
-        assert digests["true"] == digests["false"] and digests["true"].rows == 300
+                    assert ("reads cached batches" in plan) == (on == "true"), plan
+        with sql_conf(spark, {ROW_BYTES: "true", "spark.dsha.readCachedBatches": "false"}):
+            digests["spark's cache reader"] = dsha.fingerprint(df)
+        assert digests["true"] == digests["false"] == digests["spark's cache reader"] and digests["true"].rows == 300
     finally:
         df.unpersist()
+
+
+def test_rows_picked_by_digest_and_filter_word(spark, codegen_mode):
+    df = spark.createDataFrame([(i, f"s{i}", None if i % 3 else i / 7) for i in range(40)], "id INT, s STRING, x DOUBLE")
+    # Each row's filter word, as a sketch recovers it: the difference between df's sketch and an empty one's.
+    diff = (df.agg(dsha_sketch("*").alias("a"))
+            .crossJoin(df.limit(0).agg(dsha_sketch("*").alias("b")))
+            .select(dsha_sketch_diff("a", "b").alias("d")).first()["d"])
+    assert diff["decoded"] and diff["filters_valid"] and len(diff["entries"]) == 40
+    words = {bytes(e["digest"]): e["filter"] for e in diff["entries"]}
+    picked = df.filter(F.col("id").isin(5, 6)).select(logical_hash("*")).collect()
+    d5, d6 = (bytes(r[0]) for r in picked)
+    assert {r.id for r in df.filter(logical_hash_in([d5, d6], "*")).collect()} == {5, 6}
+    assert {r.id for r in df.filter(logical_hash_in(d5 + d6, "id", "s", "x")).collect()} == {5, 6}
+    both = df.filter(logical_filter_word_in([words[d5]], "*") & logical_hash_in([d5, d6], "*")).collect()
+    assert [r.id for r in both] == [5]
+    as_bytes = words[d6].to_bytes(4, "little")
+    assert 6 in {r.id for r in df.filter(logical_filter_word_in(as_bytes, "*")).collect()}
+    other = next(w for w in range(1 << 32) if w not in words.values())
+    assert df.filter(logical_filter_word_in([other], "*")).count() == 0
+    with pytest.raises(ValueError, match=r"integers in \[0, 2\^32\), not 4294967296"):
+        logical_filter_word_in([1 << 32], "*")
+    with pytest.raises(ValueError, match="4 bytes each; 5 bytes"):
+        logical_filter_word_in(b"12345", "*")
+    with pytest.raises(ValueError, match="16 bytes each, not 3"):
+        logical_hash_in([b"abc"], "*")
 
 
 def test_empty_and_null_rows(spark, codegen_mode):
