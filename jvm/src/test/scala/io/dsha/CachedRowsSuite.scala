@@ -45,7 +45,9 @@ class CachedRowsSuite extends SparkSuite with AdaptiveSparkPlanHelper {
     "str_runs" -> "concat('run ', id DIV 100)",
     "bin" -> "IF(id % 11 = 0, X'', CAST(concat('b', xxhash64(id)) AS BINARY))",
     "dec_compact" -> "CAST(hash(id, 10) % 100000000 / 100 AS DECIMAL(10, 2))",
-    "dec_wide" -> "CAST(CAST(xxhash64(id) AS DECIMAL(25, 0)) * 1000 AS DECIMAL(30, 5))",
+    // Every third value small (1 to 4 bytes): Spark's reader copies the bytes into a slot of 8, a null gets 16.
+    "dec_wide" -> ("IF(id % 3 = 0, CAST((id % 2000) - 1000 AS DECIMAL(30, 5)), " +
+      "CAST(CAST(xxhash64(id) AS DECIMAL(25, 0)) * 1000 AS DECIMAL(30, 5)))"),
     "date" -> "date_add(DATE'2000-01-01', CAST(id % 1000 AS INT))",
     "ts" -> "timestamp_seconds(id * 1000 + hash(id, 11) % 1000)",
     "ts_ntz" -> "CAST(timestamp_seconds(id) AS TIMESTAMP_NTZ)",
@@ -118,6 +120,29 @@ class CachedRowsSuite extends SparkSuite with AdaptiveSparkPlanHelper {
       assert(subset.output.map(_.name) == Seq("str_runs_n", "bool_bits", "dec_wide_n", "long_delta"))
       assert(dshaRows(subset) == sparkRows(subset))
     } finally df.unpersist()
+  }
+
+  test("TIME columns (Spark 4.1+) decoded from cached batches are Spark's rows, byte for byte") {
+    assume(SparkSuite.atLeast(spark.version, "4.1"), "TIME needs Spark 4.1")
+    withConf(Map("spark.sql.timeType.enabled" -> "true")) {
+      val df = cached(
+        spark.range(0, 2000, 1, 2).selectExpr(
+          "id",
+          "make_time(CAST(id % 24 AS INT), CAST(id % 60 AS INT), CAST(id % 60 AS DECIMAL(16, 6)) + id / 1000000) AS t",
+          "IF(id % 7 = 0, NULL, make_time(CAST(id % 3 AS INT), 0, 0)) AS t_n"
+        )
+      )
+      try {
+        val scan = scanOf(df)
+        assert(scan.output.map(_.dataType.typeName).count(_.startsWith("time")) == 2, scan.output)
+        val theirs = sparkRows(scan)
+        assert(theirs.size == 2000 && dshaRows(scan) == theirs)
+        val digests = withConf(Map("spark.dsha.hashRowBytes" -> "true")) {
+          Seq("true", "false").map(on => withConf(Map(CachedRows.Enabled -> on))(df.selectExpr("dsha(*)").head.get(0)))
+        }
+        assert(digests.distinct.size == 1, digests)
+      } finally df.unpersist()
+    }
   }
 
   test("digests, sketches and digest filters are the same read from cached batches as read by Spark, in every mode") {

@@ -21,13 +21,6 @@ class GoldenVectorsSuite extends SparkSuite {
 
   private def one(sql: String): Any = spark.sql(sql).collect().head.get(0)
 
-  /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
-  private def atLeast(version: String, required: String): Boolean = {
-    def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
-    val (a, b) = (parts(version), parts(required))
-    a(0) > b(0) || (a(0) == b(0) && a(1) >= b(1))
-  }
-
   test("the vector file covers the seeds' collision cases and SPARK-27619") {
     val names = vectors.map(_.get("name").asText()).toSet
     Seq(
@@ -47,7 +40,7 @@ class GoldenVectorsSuite extends SparkSuite {
     val name = v.get("name").asText()
     test(s"golden vector: $name") {
       val required = Option(v.get("min_spark")).map(_.asText()).getOrElse("0.0")
-      assume(atLeast(spark.version, required), s"needs Spark $required")
+      assume(SparkSuite.atLeast(spark.version, required), s"needs Spark $required")
       val conf = Option(v.get("conf")).map(_.fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap)
         .getOrElse(Map.empty)
       withConf(conf) {

@@ -72,6 +72,13 @@ object SparkSuite {
     .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
     .getOrCreate()
 
+  /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
+  def atLeast(version: String, required: String): Boolean = {
+    def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
+    val (a, b) = (parts(version), parts(required))
+    a(0) > b(0) || (a(0) == b(0) && a(1) >= b(1))
+  }
+
   lazy val modes: Seq[(String, Map[String, String])] = {
     val doc = new ObjectMapper().readTree(new File(repoRoot, "tests/execution_modes.json"))
     doc.get("modes").fields().asScala.map { mode =>

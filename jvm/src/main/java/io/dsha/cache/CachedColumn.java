@@ -25,7 +25,10 @@ public final class CachedColumn {
   public static final int STRING = 7;
   /** Binary: not compressible, {@code [length][bytes]}. */
   public static final int BINARY = 8;
-  /** Decimals wider than 18 digits: as binary (the unscaled value's two's-complement bytes); a null keeps 16 bytes. */
+  /**
+   * Decimals wider than 18 digits: as binary (the unscaled value's two's-complement bytes), which Spark's reader copies
+   * into the row as they are (a slot of their length rounded to 8 bytes); a null keeps 16 bytes.
+   */
   public static final int WIDE_DECIMAL = 9;
 
   private static final int PASS_THROUGH = 0, RUN_LENGTH = 1, DICTIONARY = 2, BOOLEAN_BIT_SET = 3, INT_DELTA = 4,
