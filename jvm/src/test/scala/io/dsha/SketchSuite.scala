@@ -210,7 +210,7 @@ class SketchSuite extends SparkSuite {
       val expected = all.filter(picked.toSet).groupBy(identity).map { case (k, v) => k -> v.length }
       val literal = picked.map(d => hexOf(d.toArray)).mkString("X'", "", "'")
       df.createOrReplaceTempView("hash_in")
-      val columns = df.columns.map(c => s"`$c`").mkString(", ") // Spark 3.5 takes no `*` in a WHERE clause
+      val columns = df.columns.map(c => s"`$c`").mkString(", ")
       val got = sameInAllModes {
         spark
           .sql(s"SELECT logical_hash(*) FROM hash_in WHERE logical_hash_in($literal, $columns)")
@@ -225,6 +225,18 @@ class SketchSuite extends SparkSuite {
       assert(
         spark.sql(s"SELECT * FROM hash_in WHERE logical_hash_in($literal, $reversed)").count() == expected.values.sum
       )
+      // `*` and `t.*` in a WHERE clause, on every Spark line (Spark 3.5 expands neither itself: StarInFilter).
+      val starred = spark.sql(
+        s"SELECT logical_hash(*) FROM hash_in t WHERE logical_hash_in($literal, *) AND logical_hash(t.*) IS NOT NULL"
+      )
+      assert(starred.collect().map(_.getAs[Array[Byte]](0).toSeq).groupBy(identity).map { case (k, v) =>
+        k -> v.length
+      } == expected)
+      // Other functions keep Spark's own rule (3.5: no star in a filter).
+      if (!SparkSuite.atLeast(spark.version, "4.0")) {
+        val e = intercept[Exception](spark.sql("SELECT * FROM hash_in WHERE size(array(*)) > 0").collect())
+        assert(e.getMessage.contains("INVALID_USAGE_OF_STAR_OR_REGEX"), e.getMessage)
+      }
     }
   }
 

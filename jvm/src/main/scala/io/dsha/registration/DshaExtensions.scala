@@ -12,6 +12,7 @@ import io.dsha.execution.HashRowBytes
 class DshaExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
     DshaFunctions.all.foreach(extensions.injectFunction)
+    extensions.injectResolutionRule(_ => StarInFilter)
     extensions.injectResolutionRule(_ => ArgumentNamesAsInInput)
     extensions.injectColumnar(HashRowBytes.columnarRule)
     extensions.injectParser((_, parser) => KeyLiterals.parser(parser))
