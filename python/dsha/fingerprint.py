@@ -79,8 +79,6 @@ _ALGORITHM_NAMES = {None: "dsha-v1", "v1": "dsha-v1", "dsha-v1": "dsha-v1", "sec
                     "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1",
                     "keyed-v2": "dsha-keyed-v2", "dsha-keyed-v2": "dsha-keyed-v2"}
 KEYED = ("dsha-keyed-v1", "dsha-keyed-v2")
-# The session setting the keyed SQL functions read for their algorithm (SPEC.md §16.6).
-KEYED_ALGORITHM_SETTING = "spark.dsha.keyed.algorithm"
 
 
 def algorithm_id(algorithm: Optional[str], key: Any) -> str:
@@ -97,26 +95,21 @@ def algorithm_id(algorithm: Optional[str], key: Any) -> str:
 
 class _Digests:
     """The aggregate functions of one algorithm (and key): ``fingerprint(*cols)`` / ``state(*cols)`` Columns. A key
-    goes to Spark as a session setting (``functions.key_reference``), removed again by ``close``."""
+    goes to Spark as a session setting (``functions.key_reference``), removed again by ``close``; a keyed algorithm
+    is named with it (``conf:NAME#ALGORITHM``), so the session's settings are never changed for it."""
 
     def __init__(self, spark: Any, algorithm: Optional[str], key: Any):
         self.algorithm = algorithm_id(algorithm, key)
-        self.spark, self.reference, self.owned = spark, None, False
-        self.previous_algorithm: Any = None
+        self.spark, self.reference, self.setting = spark, None, None
         if key is not None:
             from dsha.functions import key_reference, key_setting
 
             setting = key_setting(key)
             # Spark removes a key setting when it reads it; close() removes one made here if the query failed
             # before; one that exists (a Column made with the same key, a "conf:NAME" the caller gave) stays.
-            self.owned = setting is not None and spark.conf.get(setting[0], None) is None
-            self.reference = key_reference(spark, key)
-        if self.algorithm in KEYED:
-            # The keyed functions take their algorithm from this setting when the query is analysed (within the
-            # `with` block: Spark Connect analyses at the action); close() puts back the session's own. Last, so that
-            # a bad key leaves the session as it was.
-            self.previous_algorithm = (spark.conf.get(KEYED_ALGORITHM_SETTING, None),)
-            spark.conf.set(KEYED_ALGORITHM_SETTING, self.algorithm)
+            if setting is not None and spark.conf.get(setting[0], None) is None:
+                self.setting = setting[0]
+            self.reference = key_reference(spark, key, self.algorithm)
 
     def _call(self, form: str, cols: tuple) -> Any:
         from pyspark.sql import functions as F
@@ -138,15 +131,8 @@ class _Digests:
         return self._call("_state", cols)
 
     def close(self) -> None:
-        if self.previous_algorithm is not None:
-            (previous,) = self.previous_algorithm
-            if previous is None:
-                self.spark.conf.unset(KEYED_ALGORITHM_SETTING)
-            else:
-                self.spark.conf.set(KEYED_ALGORITHM_SETTING, previous)
-            self.previous_algorithm = None
-        if self.owned and self.spark.conf.get(self.reference[len("conf:"):], None) is not None:
-            self.spark.conf.unset(self.reference[len("conf:"):])
+        if self.setting is not None and self.spark.conf.get(self.setting, None) is not None:
+            self.spark.conf.unset(self.setting)
 
     def __enter__(self) -> "_Digests":
         return self

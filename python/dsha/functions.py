@@ -165,20 +165,45 @@ def key_setting(key: Union[bytes, bytearray, str]) -> Optional[tuple]:
     return "spark.dsha.secret." + hashlib.sha256(_SALT + text.encode()).hexdigest()[:32], text
 
 
-def key_reference(spark: Any, key: Union[bytes, bytearray, str]) -> str:
+# algorithm= of the keyed functions: the short name and the id alike (SPEC.md §16.2, §16.6).
+KEYED_ALGORITHMS = {"keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1", "keyed-v2": "dsha-keyed-v2",
+                    "dsha-keyed-v2": "dsha-keyed-v2"}
+
+
+def key_reference(spark: Any, key: Union[bytes, bytearray, str], algorithm: Optional[str] = None) -> str:
     """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
     argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one. The
-    setting lasts until Spark reads it (analysing the query that uses it), which removes it."""
+    setting lasts until Spark reads it (analysing the query that uses it), which removes it.
+
+    ``algorithm`` (a keyed algorithm's id) is named with the key, ``conf:NAME#ALGORITHM``: the call gets that
+    algorithm whatever the session's setting ``spark.dsha.keyed.algorithm``, which every thread shares, says."""
+    suffix = "" if algorithm is None else "#" + algorithm
     setting = key_setting(key)
     if setting is None:
-        return str(key)
+        reference = str(key)
+        if "#" not in reference:
+            return reference + suffix
+        named = reference.rsplit("#", 1)[1].strip()
+        if algorithm is not None and named != algorithm:
+            raise ValueError(f"the key reference names the algorithm {named!r}, and algorithm= asks for {algorithm!r}")
+        return reference
     name, text = setting
     spark.conf.set(name, text)
-    return "conf:" + name
+    return "conf:" + name + suffix
 
 
-def _key_column(key: Any) -> Column:
+def _keyed_id(algorithm: Optional[str]) -> Optional[str]:
+    if algorithm is None or algorithm in KEYED_ALGORITHMS:
+        return None if algorithm is None else KEYED_ALGORITHMS[algorithm]
+    raise ValueError(f"unknown keyed algorithm {algorithm!r}: use 'keyed' (dsha-keyed-v1) or 'keyed-v2' (dsha-keyed-v2)")
+
+
+def _key_column(key: Any, algorithm: Optional[str]) -> Column:
+    keyed = _keyed_id(algorithm)
     if isinstance(key, _column_types()):
+        if keyed is not None:
+            raise ValueError("algorithm= goes with a key given as bytes or text; a Column key names its algorithm "
+                             "itself ('conf:NAME#dsha-keyed-v2') or takes the session's spark.dsha.keyed.algorithm")
         return key
     from pyspark.sql import SparkSession
 
@@ -186,31 +211,37 @@ def _key_column(key: Any) -> Column:
     if spark is None:
         raise RuntimeError("dsha_keyed needs an active SparkSession: the key is passed to Spark as a session setting, "
                            "never in the query")
-    return F.lit(key_reference(spark, key))
+    return F.lit(key_reference(spark, key, keyed))
 
 
-def dsha_keyed(key: Any, *cols: ColumnOrName) -> Column:
-    """Aggregate: the dsha-keyed-v1 digest under a secret key (tamper-evident for whoever lacks the key; SPEC.md
-    §16.2). ``key``: bytes (at least 16), or a hex/base64 str, or ``"conf:NAME"`` for a session setting. The key
-    is handed to Spark as a session setting named ``spark.dsha.secret.*`` (redacted by Spark), never in the plan.
+def dsha_keyed(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+    """Aggregate: the keyed digest under a secret key (tamper-evident for whoever lacks the key; SPEC.md §16.2).
+    ``key``: bytes (at least 16), or a hex/base64 str, or ``"conf:NAME"`` for a session setting. The key is handed
+    to Spark as a session setting named ``spark.dsha.secret.*`` (redacted by Spark), never in the plan.
+    ``algorithm``: ``"keyed"`` (dsha-keyed-v1) or ``"keyed-v2"`` (dsha-keyed-v2, §16.6) for this call; unset, the
+    session's ``spark.dsha.keyed.algorithm`` (dsha-keyed-v1 unless set).
 
     >>> df.agg(dsha_keyed(os.urandom(32), "*")).first()[0]
     'f90b4f5012...'
+    >>> df.agg(dsha_keyed(key, "*", algorithm="keyed-v2")).first()[0]
+    'f91b4f5012...'
     """
     columns = _columns(cols)
-    return F.call_function("dsha_keyed", _key_column(key), *columns)
+    return F.call_function("dsha_keyed", _key_column(key, algorithm), *columns)
 
 
-def dsha_keyed_fingerprint(key: Any, *cols: ColumnOrName) -> Column:
-    """Aggregate: the dsha-keyed-v1 digest and its parts as a struct (as ``dsha_fingerprint``)."""
+def dsha_keyed_fingerprint(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+    """Aggregate: the keyed digest and its parts as a struct (as ``dsha_fingerprint``); ``algorithm`` as in
+    :func:`dsha_keyed`."""
     columns = _columns(cols)
-    return F.call_function("dsha_keyed_fingerprint", _key_column(key), *columns)
+    return F.call_function("dsha_keyed_fingerprint", _key_column(key, algorithm), *columns)
 
 
-def dsha_keyed_state(key: Any, *cols: ColumnOrName) -> Column:
-    """Aggregate: the mergeable dsha-keyed-v1 state (BINARY; merges and finalises without the key)."""
+def dsha_keyed_state(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+    """Aggregate: the mergeable keyed state (BINARY; merges and finalises without the key); ``algorithm`` as in
+    :func:`dsha_keyed`."""
     columns = _columns(cols)
-    return F.call_function("dsha_keyed_state", _key_column(key), *columns)
+    return F.call_function("dsha_keyed_state", _key_column(key, algorithm), *columns)
 
 
 def _state_column(name: str, state: ColumnOrName) -> Column:

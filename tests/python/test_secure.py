@@ -6,9 +6,12 @@ import glob
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pyspark.sql import functions as F
+
+from spark_conf import sql_conf
 
 import dsha
 from dsha import Fingerprint
@@ -186,6 +189,34 @@ def test_write_time_and_incremental_secure_digests(spark, tmp_path):
     assert any("another key" in str(w.message) for w in caught), [str(w.message) for w in caught]
     with pytest.raises(ValueError, match="go together"):
         dsha.write(first, str(tmp_path / "x"), algorithm="keyed")
+
+
+def test_the_keyed_algorithm_goes_with_the_key_not_through_the_session(spark, table):
+    """A call's keyed algorithm is named with its key (``conf:NAME#ALGORITHM``), never set in the session, whose
+    settings every thread shares: threads asking for dsha-keyed-v1 and -v2 at once each get their own; the Column
+    functions take ``algorithm=`` too, and without it the session's ``spark.dsha.keyed.algorithm``."""
+    v1 = dsha.fingerprint(table, key=KEY)
+    v2 = dsha.fingerprint(table, key=KEY, algorithm="keyed-v2")
+    assert (v1.algorithm, v2.algorithm) == ("dsha-keyed-v1", "dsha-keyed-v2") and v1.digest != v2.digest
+    asks = ["keyed", "keyed-v2", None] * 4
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda a: dsha.fingerprint(table, key=KEY, algorithm=a), asks))
+    assert got == [v2 if a == "keyed-v2" else v1 for a in asks]
+    with sql_conf(spark, {"spark.dsha.keyed.algorithm": "dsha-keyed-v2"}):
+        assert dsha.fingerprint(table, key=KEY) == v1  # key= alone means dsha-keyed-v1
+        assert table.agg(dsha_keyed(KEY, "*")).first()[0] == v2.digest  # the session's setting
+        assert table.agg(dsha_keyed(KEY, "*", algorithm="keyed")).first()[0] == v1.digest
+    assert table.agg(dsha_keyed(KEY_B64, "*", algorithm="dsha-keyed-v2")).first()[0] == v2.digest
+    row = table.agg(dsha_keyed_fingerprint(KEY, "*", algorithm="keyed-v2").alias("f")).first()["f"]
+    assert (row["digest"], row["algorithm"]) == (v2.digest, "dsha-keyed-v2")
+    state = table.agg(dsha_keyed_state(KEY, "id", "name", algorithm="keyed-v2")).first()[0]
+    assert Fingerprint.from_state(bytes(state)).digest == dsha.fingerprint(table, "id", "name", key=KEY,
+                                                                          algorithm="keyed-v2").digest
+    assert spark.conf.get("spark.dsha.keyed.algorithm", None) is None
+    with pytest.raises(ValueError, match="unknown keyed algorithm 'v2'"):
+        dsha_keyed(KEY, "*", algorithm="v2")
+    with pytest.raises(ValueError, match="a Column key names its algorithm itself"):
+        dsha_keyed(F.lit(KEY_HEX), "*", algorithm="keyed-v2")
 
 
 def test_keyed_v2_python_api_states_comparisons_and_cli(spark, table, tmp_path):

@@ -105,6 +105,24 @@ class SecureDigestSuite extends SparkSuite {
     }
   }
 
+  test("a key reference names its keyed algorithm (conf:NAME#ALGORITHM), whatever the session's setting says") {
+    def digest(reference: String, setting: String) =
+      withConf(Map("spark.dsha.secret.suite3" -> KeyHex, io.dsha.algorithm.KeyedAlgorithm.Setting -> setting)) {
+        spark.sql(s"SELECT dsha_keyed('$reference', id, id % 3) FROM range(10)").head().getString(0)
+      }
+    val v1 = digest("conf:spark.dsha.secret.suite3", "dsha-keyed-v1")
+    val v2 = digest("conf:spark.dsha.secret.suite3", "dsha-keyed-v2")
+    assert(v1.startsWith("f90b4f50120") && v2.startsWith("f91b4f50120"))
+    assert(digest("conf:spark.dsha.secret.suite3#dsha-keyed-v2", "dsha-keyed-v1") == v2)
+    assert(digest("conf: spark.dsha.secret.suite3 # dsha-keyed-v1", "dsha-keyed-v2") == v1)
+    val e = intercept[Exception](digest("conf:spark.dsha.secret.suite3#dsha-keyed-v7", "dsha-keyed-v1")).getMessage
+    assert(
+      e.contains("the algorithm named in the key reference of dsha_keyed is 'dsha-keyed-v7'") &&
+        !e.contains(KeyHex.drop(4)),
+      e
+    )
+  }
+
   test("dsha-keyed-v2: the key is in no plan (every EXPLAIN mode)") {
     withConf(KeyedV2 + ("spark.dsha.secret.suite2" -> KeyHex)) {
       val df = spark.sql("SELECT dsha_keyed('conf:spark.dsha.secret.suite2', id, id % 3) FROM range(10)")

@@ -10,8 +10,10 @@ import io.dsha.util.Secret
 
 /**
  * The key argument of the keyed functions (SPEC.md §16.2), read once when the query is analysed: a constant BINARY,
- * a STRING in hex or base64, or `conf:NAME` for the session setting NAME. From then on the key lives in the
- * algorithm, outside the plan's expressions. Errors name the function and the setting, never the key.
+ * a STRING in hex or base64, or `conf:NAME` for the session setting NAME, optionally `conf:NAME#ALGORITHM` to name
+ * the keyed algorithm with the key (a call's own choice, where the session's setting is shared by every thread). From
+ * then on the key lives in the algorithm, outside the plan's expressions. Errors name the function and the setting,
+ * never the key.
  *
  * A setting read as a key is removed from the session and kept in the driver's memory under its name: Spark copies
  * session settings into every job's properties, and event logs print those unredacted. A plan analysed again (Spark
@@ -49,8 +51,21 @@ object KeyArgument {
 
   /** A key given as text outside SQL (the Python API's per-file states): hex, base64 or `conf:NAME`. */
   def fromText(what: String, text: String): Secret =
-    if (text.startsWith(ConfPrefix)) fromSetting(text.substring(ConfPrefix.length).trim, what)
+    if (text.startsWith(ConfPrefix)) fromSetting(Reference(text).setting, what)
     else Secret.parse(text, what)
+
+  /** `conf:NAME` or `conf:NAME#ALGORITHM`: the setting's name and the keyed algorithm's id named with it, if any. */
+  private final case class Reference(setting: String, algorithm: Option[String])
+
+  private object Reference {
+    def apply(text: String): Reference = {
+      val body = text.substring(ConfPrefix.length)
+      body.lastIndexOf('#') match {
+        case -1 => Reference(body.trim, None)
+        case i => Reference(body.substring(0, i).trim, Some(body.substring(i + 1).trim))
+      }
+    }
+  }
 
   // The keyed algorithm a query that dsha builds asks for with its key (`remember(algorithm)`), by the key's name.
   private val algorithms = new java.util.concurrent.ConcurrentHashMap[String, KeyedAlgorithm]()
@@ -70,17 +85,21 @@ object KeyArgument {
   }
 
   /**
-   * The keyed algorithm of a keyed function's call: the one remembered with its key, else the session's
-   * `spark.dsha.keyed.algorithm` (dsha-keyed-v1 unless set), under the key read by [[read]].
+   * The keyed algorithm of a keyed function's call: the one its key reference names (`conf:NAME#ALGORITHM`), else the
+   * one remembered with its key, else the session's `spark.dsha.keyed.algorithm` (dsha-keyed-v1 unless set), under the
+   * key read by [[read]].
    */
   def readAlgorithm(function: String, key: Expression): KeyedAlgorithm = {
     val secret = read(function, key)
-    val remembered = key.eval() match {
+    val chosen = key.eval() match {
       case text: UTF8String if text.toString.startsWith(ConfPrefix) =>
-        Option(algorithms.get(text.toString.substring(ConfPrefix.length).trim))
+        val reference = Reference(text.toString)
+        reference.algorithm
+          .map(id => KeyedAlgorithm.byId(id, s"the algorithm named in the key reference of $function").withKey(secret))
+          .orElse(Option(algorithms.get(reference.setting)))
       case _ => None
     }
-    remembered.getOrElse {
+    chosen.getOrElse {
       val id = SQLConf.get.getConfString(KeyedAlgorithm.Setting, io.dsha.algorithm.DshaKeyedV1.Id)
       KeyedAlgorithm.byId(id, s"the session setting '${KeyedAlgorithm.Setting}'").withKey(secret)
     }
@@ -115,7 +134,7 @@ object KeyArgument {
       case (_: StringType, text: UTF8String) =>
         val s = text.toString
         if (s.startsWith(ConfPrefix)) {
-          fromSetting(s.substring(ConfPrefix.length).trim, what)
+          fromSetting(Reference(s).setting, what)
         } else {
           Secret.parse(s, what)
         }
