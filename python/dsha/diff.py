@@ -16,8 +16,8 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from dsha.files import DshaWarning
 
-# Cells of the first sketch (3·2^14: 1.9 MiB per task, decodes about 35,000 distinct differing rows) and the most a
-# retry may use (3·2^18: 30 MiB per task, about 600,000); beyond it the diff falls back to a join of digest counts.
+# Cells of the first sketch (3·2^14: 2.25 MiB per task, decodes about 35,000 distinct differing rows) and the most a
+# retry may use (3·2^18: 36 MiB per task, about 600,000); beyond it the diff falls back to a join of digest counts.
 DEFAULT_CELLS = 49152
 DEFAULT_MAX_CELLS = 786432
 MAX_CELLS = 1 << 24
