@@ -9,7 +9,8 @@ comment); for k = 1 one modified row. Then, for that k, round-robin over rounds 
 
   digest_both          dsha.equal(left, right): both digests in one query                          [the anchor]
   dsha_diff            dsha.diff(left, right) + d.only_left.count() + d.only_right.count()
-  dsha_diff_cd         the same with column_digests=True (each column's digest in the first pass)
+  dsha_diff_spark_reader  dsha_diff with spark.dsha.readCachedBatches=false (Spark's reader of the cached tables)
+  dsha_diff_cd         dsha_diff with column_digests=True (each column's digest in the first pass)
   dsha_diff_key        dsha.diff(left, right, key=["l_orderkey", "l_linenumber"]) + d.changed.count()
   except_all           left.exceptAll(right).count() and right.exceptAll(left).count()               [slow]
   datacompy            datacompy.SparkSQLCompare(spark, left, right, join_columns=the key) with its row and
@@ -44,6 +45,8 @@ DESCRIPTIONS = {
     "digest_both": "`dsha.equal(left, right)`: both `dsha(*)` digests in one query. **The anchor.**",
     "dsha_diff": "`dsha.diff(left, right)` (defaults) + `d.only_left.count()` + `d.only_right.count()`",
     "dsha_diff_cd": "the same with `column_digests=True` (each column's digest in the first pass)",
+    "dsha_diff_spark_reader": "`dsha_diff` with `spark.dsha.readCachedBatches=false`: the cached tables read by "
+                              "Spark's reader instead of dsha's decoder of the cache's batches",
     "dsha_diff_key": "`dsha.diff(left, right, key=[\"l_orderkey\", \"l_linenumber\"])` + `d.changed.count()`",
     "except_all": "`left.exceptAll(right).count()` and `right.exceptAll(left).count()`",
     "datacompy": "datacompy `SparkSQLCompare(spark, left, right, join_columns=[l_orderkey, l_linenumber])`: its "
@@ -51,7 +54,7 @@ DESCRIPTIONS = {
                  "DATE columns cast to strings",
 }
 SLOW = {"except_all", "datacompy"}
-ORDER = ["digest_both", "dsha_diff", "dsha_diff_cd", "dsha_diff_key", "except_all",
+ORDER = ["digest_both", "dsha_diff", "dsha_diff_spark_reader", "dsha_diff_cd", "dsha_diff_key", "except_all",
          "datacompy"]
 
 
@@ -178,11 +181,20 @@ def methods_for(spark, left, right, k, selected, state, failures, datacompy_repo
         failures.check(not r.equal, f"k={k}: dsha.equal says the tables are equal")
         state["digest_both"].append({"equal": r.equal, "reason": r.reason})
 
-    def diff_run(name, **kw):
-        def run():
+    def diff_run(name, conf=None, **kw):
+        def counted():
             d = dsha.diff(left, right, **kw)
             holder["diff"] = d
-            a, b = d.only_left.count(), d.only_right.count()
+            return d, d.only_left.count(), d.only_right.count()
+
+        def run():
+            for setting, value in (conf or {}).items():
+                spark.conf.set(setting, value)
+            try:
+                d, a, b = counted()
+            finally:
+                for setting in conf or {}:
+                    spark.conf.unset(setting)
             fact = {"method": d.method, "sketch_cells": d.sketch_cells, "cells_used": d.cells_used,
                     "distinct_differences": d.distinct_differences, "only_left_count": d.only_left_count,
                     "only_right_count": d.only_right_count, "only_left_rows": a, "only_right_rows": b,
@@ -252,6 +264,7 @@ def methods_for(spark, left, right, k, selected, state, failures, datacompy_repo
                                     f"{got}, expected {want}")
 
     fns = {"digest_both": digest_both, "dsha_diff": diff_run("dsha_diff"),
+           "dsha_diff_spark_reader": diff_run("dsha_diff_spark_reader", {"spark.dsha.readCachedBatches": "false"}),
            "dsha_diff_cd": diff_run("dsha_diff_cd", column_digests=True), "dsha_diff_key": diff_key,
            "except_all": except_all, "datacompy": datacompy_run}
     for name in fns:

@@ -83,6 +83,8 @@ KEYED = ("dsha-keyed-v1", "dsha-keyed-v2")
 
 def algorithm_id(algorithm: Optional[str], key: Any) -> str:
     """The algorithm id of ``algorithm=`` and ``key=`` (SPEC.md §16): a key means dsha-keyed-v1."""
+    if algorithm is None and isinstance(key, str) and key.startswith("conf:") and "#" in key:
+        algorithm = key.rsplit("#", 1)[1].strip()  # a key reference that names its algorithm, conf:NAME#ALGORITHM
     if algorithm not in _ALGORITHM_NAMES:
         raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure', or 'keyed' / 'keyed-v2' (with "
                          "key=)")

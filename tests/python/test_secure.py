@@ -213,6 +213,13 @@ def test_the_keyed_algorithm_goes_with_the_key_not_through_the_session(spark, ta
     assert Fingerprint.from_state(bytes(state)).digest == dsha.fingerprint(table, "id", "name", key=KEY,
                                                                           algorithm="keyed-v2").digest
     assert spark.conf.get("spark.dsha.keyed.algorithm", None) is None
+    spark.conf.set("spark.dsha.secret.thread_test", KEY_HEX)
+    try:
+        assert dsha.fingerprint(table, key="conf:spark.dsha.secret.thread_test#dsha-keyed-v2") == v2
+        with pytest.raises(ValueError, match="names the algorithm 'dsha-keyed-v2', and algorithm= asks for"):
+            dsha.fingerprint(table, key="conf:spark.dsha.secret.thread_test#dsha-keyed-v2", algorithm="keyed")
+    finally:
+        spark.conf.unset("spark.dsha.secret.thread_test")
     with pytest.raises(ValueError, match="unknown keyed algorithm 'v2'"):
         dsha_keyed(KEY, "*", algorithm="v2")
     with pytest.raises(ValueError, match="a Column key names its algorithm itself"):
