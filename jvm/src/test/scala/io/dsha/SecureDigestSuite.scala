@@ -254,6 +254,29 @@ class SecureDigestSuite extends SparkSuite {
     assert(names.findAllIn(twice.queryExecution.logical.toString).toSet.size == 1)
   }
 
+  test("a key written as a literal in a SQL script (Spark 4) is in no statement's plan either") {
+    assume(SparkSuite.atLeast(spark.version, "4.1"), "SQL scripting by default needs Spark 4.1")
+    val plans = new java.util.concurrent.ConcurrentLinkedQueue[String]()
+    val listener = new org.apache.spark.sql.util.QueryExecutionListener {
+      override def onSuccess(f: String, qe: org.apache.spark.sql.execution.QueryExecution, ns: Long): Unit =
+        plans.add(qe.logical.toString + qe.toString)
+      override def onFailure(f: String, qe: org.apache.spark.sql.execution.QueryExecution, e: Exception): Unit = ()
+    }
+    val expected = spark.sql(s"SELECT dsha_keyed('$KeyHex', id) FROM range(3)").head().getString(0)
+    spark.listenerManager.register(listener)
+    try {
+      val script = s"BEGIN DECLARE d STRING; SET d = (SELECT dsha_keyed('$KeyHex', id) FROM range(3)); " +
+        s"IF d IS NOT NULL THEN SELECT d, dsha_keyed(X'$KeyHex', id) AS e FROM range(3); END IF; END"
+      val row = spark.sql(script).head()
+      assert(row.getString(0) == expected && row.getString(1) == expected)
+      // Listeners hear of queries on their own thread: the script's statement queries (the SET's, the SELECT's).
+      val deadline = System.nanoTime() + 20L * 1000 * 1000 * 1000
+      while (plans.size < 2 && System.nanoTime() < deadline) Thread.sleep(50)
+      assert(plans.size >= 2, plans)
+      plans.forEach(p => assert(!p.toLowerCase.contains(KeyHex.drop(4).toLowerCase), p))
+    } finally spark.listenerManager.unregister(listener)
+  }
+
   test("bad keys are errors that name the function and the setting, never the key") {
     val secretText = "00112233445566778899aabbccddeeff0011"
     def error(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage

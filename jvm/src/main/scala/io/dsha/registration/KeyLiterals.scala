@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.UTF8String
  * Keeps keys written as literals in SQL text (`dsha_keyed('9f86…', *)`) out of parsed plans: the parser's output
  * has each such literal replaced by `'conf:NAME'`, a name under which [[KeyArgument]] keeps the key in the driver's
  * memory. So EXPLAIN EXTENDED, event logs' plan descriptions and Spark Connect's plan events show the name, never the
- * key. The SQL text itself is the caller's: Spark shows it where it shows statements (a job description set to it,
+ * key, also for the statements of a SQL script (`BEGIN ... END`, Spark 4). The SQL text itself is the caller's: Spark shows it where it shows statements (a job description set to it,
  * a view's original text), which is why README recommends `conf:NAME` or Python's `key=`.
  *
  * The wrapper is a dynamic proxy of [[ParserInterface]], so one jar fits every Spark line whatever methods a line's
@@ -41,7 +41,21 @@ object KeyLiterals {
   }
 
   def rewrite(plan: LogicalPlan): LogicalPlan =
-    plan.transformUpWithSubqueries { case p => p.transformExpressionsUp(replace) }
+    plan.transformUpWithSubqueries { case p => heldPlans(p.transformExpressionsUp(replace)) }
+
+  /**
+   * A node that holds a plan as an argument without it being a child, as a SQL script's statement does on Spark 4
+   * (its children are that plan's children, already rewritten): that plan's own expressions, rewritten too.
+   */
+  private def heldPlans(node: LogicalPlan): LogicalPlan = {
+    val args = node.productIterator.toArray
+    val rewritten = args.map {
+      case held: LogicalPlan if !node.children.exists(_ eq held) => held.transformExpressionsUp(replace)
+      case other => other
+    }
+    if (args.indices.forall(i => args(i).asInstanceOf[AnyRef] eq rewritten(i).asInstanceOf[AnyRef])) node
+    else node.makeCopy(rewritten.map(_.asInstanceOf[AnyRef]))
+  }
 
   private val replace: PartialFunction[Expression, Expression] = {
     case f: UnresolvedFunction if keyed(f) =>
