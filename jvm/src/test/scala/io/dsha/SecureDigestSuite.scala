@@ -265,15 +265,19 @@ class SecureDigestSuite extends SparkSuite {
     val expected = spark.sql(s"SELECT dsha_keyed('$KeyHex', id) FROM range(3)").head().getString(0)
     spark.listenerManager.register(listener)
     try {
+      // Keys in a statement's own expressions, in a subquery of them, and deeper in its plan.
       val script = s"BEGIN DECLARE d STRING; SET d = (SELECT dsha_keyed('$KeyHex', id) FROM range(3)); " +
+        s"SELECT (SELECT dsha_keyed('$KeyBase64', id) FROM range(3)) AS s; " +
         s"IF d IS NOT NULL THEN SELECT d, dsha_keyed(X'$KeyHex', id) AS e FROM range(3); END IF; END"
       val row = spark.sql(script).head()
       assert(row.getString(0) == expected && row.getString(1) == expected)
       // Listeners hear of queries on their own thread: the script's statement queries (the SET's, the SELECT's).
       val deadline = System.nanoTime() + 20L * 1000 * 1000 * 1000
-      while (plans.size < 2 && System.nanoTime() < deadline) Thread.sleep(50)
-      assert(plans.size >= 2, plans)
-      plans.forEach(p => assert(!p.toLowerCase.contains(KeyHex.drop(4).toLowerCase), p))
+      while (plans.size < 3 && System.nanoTime() < deadline) Thread.sleep(50)
+      assert(plans.size >= 3, plans)
+      plans.forEach(p =>
+        assert(!p.toLowerCase.contains(KeyHex.drop(4).toLowerCase) && !p.contains(KeyBase64.take(20)), p)
+      )
     } finally spark.listenerManager.unregister(listener)
   }
 

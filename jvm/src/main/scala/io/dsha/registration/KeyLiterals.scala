@@ -14,8 +14,9 @@ import org.apache.spark.unsafe.types.UTF8String
  * Keeps keys written as literals in SQL text (`dsha_keyed('9f86…', *)`) out of parsed plans: the parser's output
  * has each such literal replaced by `'conf:NAME'`, a name under which [[KeyArgument]] keeps the key in the driver's
  * memory. So EXPLAIN EXTENDED, event logs' plan descriptions and Spark Connect's plan events show the name, never the
- * key, also for the statements of a SQL script (`BEGIN ... END`, Spark 4). The SQL text itself is the caller's: Spark shows it where it shows statements (a job description set to it,
- * a view's original text), which is why README recommends `conf:NAME` or Python's `key=`.
+ * key, also for the statements of a SQL script (`BEGIN ... END`, Spark 4). The SQL text itself is the caller's:
+ * Spark shows it where it shows statements (a job description set to it, a view's original text), which is why
+ * README recommends `conf:NAME` or Python's `key=`.
  *
  * The wrapper is a dynamic proxy of [[ParserInterface]], so one jar fits every Spark line whatever methods a line's
  * parser has: each call goes to the wrapped parser, and plans and expressions it returns are rewritten.
@@ -44,17 +45,20 @@ object KeyLiterals {
     plan.transformUpWithSubqueries { case p => heldPlans(p.transformExpressionsUp(replace)) }
 
   /**
-   * A node that holds a plan as an argument without it being a child, as a SQL script's statement does on Spark 4
-   * (its children are that plan's children, already rewritten): that plan's own expressions, rewritten too.
+   * A node that holds a plan as an argument without it being a child, as a SQL script's statement does on Spark 4:
+   * that plan is rewritten whole (its expressions and their subqueries are not the node's, so the traversal above
+   * does not reach them).
    */
   private def heldPlans(node: LogicalPlan): LogicalPlan = {
-    val args = node.productIterator.toArray
-    val rewritten = args.map {
-      case held: LogicalPlan if !node.children.exists(_ eq held) => held.transformExpressionsUp(replace)
-      case other => other
-    }
-    if (args.indices.forall(i => args(i).asInstanceOf[AnyRef] eq rewritten(i).asInstanceOf[AnyRef])) node
-    else node.makeCopy(rewritten.map(_.asInstanceOf[AnyRef]))
+    var changed = false
+    val args = node.productIterator.map {
+      case held: LogicalPlan if !node.children.exists(_ eq held) =>
+        val rewritten = rewrite(held)
+        changed ||= !(rewritten eq held)
+        rewritten
+      case other => other.asInstanceOf[AnyRef]
+    }.toArray
+    if (changed) node.makeCopy(args) else node
   }
 
   private val replace: PartialFunction[Expression, Expression] = {
