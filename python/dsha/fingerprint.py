@@ -74,17 +74,26 @@ def _from_struct(f: Any) -> Fingerprint:
 
 META_ALGORITHM = "dsha-meta-v1"
 
-# algorithm= names (SPEC.md §16): the short name and the id alike.
+# algorithm= names (SPEC.md §16): the short name and the id alike; the keyed ones also name the Column functions'.
+KEYED_ALGORITHMS = {"keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1", "keyed-v2": "dsha-keyed-v2",
+                    "dsha-keyed-v2": "dsha-keyed-v2"}
 _ALGORITHM_NAMES = {None: "dsha-v1", "v1": "dsha-v1", "dsha-v1": "dsha-v1", "secure": "dsha-secure-v1",
-                    "dsha-secure-v1": "dsha-secure-v1", "keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1",
-                    "keyed-v2": "dsha-keyed-v2", "dsha-keyed-v2": "dsha-keyed-v2"}
+                    "dsha-secure-v1": "dsha-secure-v1", **KEYED_ALGORITHMS}
 KEYED = ("dsha-keyed-v1", "dsha-keyed-v2")
 
 
+def named_algorithm(key: Any) -> Optional[str]:
+    """The algorithm a key reference names, ``conf:NAME#ALGORITHM`` (SPEC.md §16.2), else None."""
+    if isinstance(key, str) and key.startswith("conf:") and "#" in key:
+        return key.rsplit("#", 1)[1].strip()
+    return None
+
+
 def algorithm_id(algorithm: Optional[str], key: Any) -> str:
-    """The algorithm id of ``algorithm=`` and ``key=`` (SPEC.md §16): a key means dsha-keyed-v1."""
-    if algorithm is None and isinstance(key, str) and key.startswith("conf:") and "#" in key:
-        algorithm = key.rsplit("#", 1)[1].strip()  # a key reference that names its algorithm, conf:NAME#ALGORITHM
+    """The algorithm id of ``algorithm=`` and ``key=`` (SPEC.md §16): a key means dsha-keyed-v1, unless its reference
+    names another."""
+    if algorithm is None:
+        algorithm = named_algorithm(key)
     if algorithm not in _ALGORITHM_NAMES:
         raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure', or 'keyed' / 'keyed-v2' (with "
                          "key=)")

@@ -10,6 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from dsha._session import check_active_session
+from dsha.fingerprint import KEYED_ALGORITHMS, named_algorithm
 
 ColumnOrName = Union[Column, str]
 
@@ -165,11 +166,6 @@ def key_setting(key: Union[bytes, bytearray, str]) -> Optional[tuple]:
     return "spark.dsha.secret." + hashlib.sha256(_SALT + text.encode()).hexdigest()[:32], text
 
 
-# algorithm= of the keyed functions: the short name and the id alike (SPEC.md §16.2, §16.6).
-KEYED_ALGORITHMS = {"keyed": "dsha-keyed-v1", "dsha-keyed-v1": "dsha-keyed-v1", "keyed-v2": "dsha-keyed-v2",
-                    "dsha-keyed-v2": "dsha-keyed-v2"}
-
-
 def key_reference(spark: Any, key: Union[bytes, bytearray, str], algorithm: Optional[str] = None) -> str:
     """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
     argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one. The
@@ -180,21 +176,22 @@ def key_reference(spark: Any, key: Union[bytes, bytearray, str], algorithm: Opti
     suffix = "" if algorithm is None else "#" + algorithm
     setting = key_setting(key)
     if setting is None:
-        reference = str(key)
-        if "#" not in reference:
-            return reference + suffix
-        named = reference.rsplit("#", 1)[1].strip()
+        named = named_algorithm(key)
+        if named is None:
+            return str(key) + suffix
         if algorithm is not None and named != algorithm:
             raise ValueError(f"the key reference names the algorithm {named!r}, and algorithm= asks for {algorithm!r}")
-        return reference
+        return str(key)
     name, text = setting
     spark.conf.set(name, text)
     return "conf:" + name + suffix
 
 
 def _keyed_id(algorithm: Optional[str]) -> Optional[str]:
-    if algorithm is None or algorithm in KEYED_ALGORITHMS:
-        return None if algorithm is None else KEYED_ALGORITHMS[algorithm]
+    if algorithm is None:
+        return None
+    if algorithm in KEYED_ALGORITHMS:
+        return KEYED_ALGORITHMS[algorithm]
     raise ValueError(f"unknown keyed algorithm {algorithm!r}: use 'keyed' (dsha-keyed-v1) or 'keyed-v2' (dsha-keyed-v2)")
 
 
