@@ -1,25 +1,13 @@
 package io.dsha
 
-import java.io.File
-
-import scala.jdk.CollectionConverters._
-
-import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
-
 /**
  * The golden vectors of SPEC.md, checked on this Spark version in every execution mode (SparkSuite.modes): the digest
  * string, the canonical schema and its digest, the content sum, every row digest and the state. A vector's optional `arguments`
  * is the SQL argument list of its dsha calls (default `*`); its optional `min_spark` is a major.minor version.
  */
-class GoldenVectorsSuite extends SparkSuite {
+class GoldenVectorsSuite extends GoldenSuite {
 
-  private val vectors: Seq[JsonNode] = {
-    val doc = new ObjectMapper().readTree(new File(SparkSuite.repoRoot, "tests/golden/vectors.json"))
-    assert(doc.get("algorithm").asText() == "dsha-v1")
-    doc.get("vectors").elements().asScala.toSeq
-  }
-
-  private def one(sql: String): Any = spark.sql(sql).collect().head.get(0)
+  private val vectors = GoldenFiles.vectors
 
   test("the vector file covers the seeds' collision cases and SPARK-27619") {
     val names = vectors.map(_.get("name").asText()).toSet
@@ -39,14 +27,10 @@ class GoldenVectorsSuite extends SparkSuite {
   for (v <- vectors) {
     val name = v.get("name").asText()
     test(s"golden vector: $name") {
-      val required = Option(v.get("min_spark")).map(_.asText()).getOrElse("0.0")
-      assume(SparkSuite.atLeast(spark.version, required), s"needs Spark $required")
-      val conf = Option(v.get("conf")).map(_.fields().asScala.map(e => e.getKey -> e.getValue.asText()).toMap)
-        .getOrElse(Map.empty)
-      withConf(conf) {
+      onThisSpark(v) {
         val sql = v.get("sql").asText()
-        val arguments = Option(v.get("arguments")).map(_.asText()).getOrElse("*")
-        val expectedRows = v.get("row_digests").elements().asScala.map(_.asText()).toSeq
+        val arguments = GoldenFiles.arguments(v)
+        val expectedRows = GoldenFiles.elements(v.get("row_digests")).map(_.asText())
         val (fingerprint, rowDigests, state) = sameInAllModes {
           // A shuffle first, so hashing runs on real rows (generated or interpreted), not folded on the driver.
           val df = spark.sql(sql).repartition(2)
