@@ -12,6 +12,8 @@
 val sparkVersion = settingKey[String]("Spark version compiled against")
 val sparkLine = settingKey[String]("Spark line: 3.5 or 4")
 val scalaBinary = settingKey[String]("Scala binary version: 2.12 or 2.13")
+val writeTestClasspath =
+  taskKey[File]("Writes the external test classpath to target/test-classpath-<Spark version>.txt (dev/scala-suite-on)")
 
 ThisBuild / organization := "io.dsha"
 ThisBuild / version := "0.1.0"
@@ -59,6 +61,12 @@ lazy val dsha = (project in file("jvm"))
       "-Djdk.reflect.useDirectMethodHandle=false",
       "-Dio.netty.tryReflectionSetAccessible=true"
     ) ++ sys.props.get("dsha.codegen").map(m => s"-Ddsha.codegen=$m").toSeq,
+    // Written once at build time, so that running the compiled suite on another Spark release needs no sbt launch.
+    writeTestClasspath := {
+      val out = target.value / s"test-classpath-${sparkVersion.value}.txt"
+      IO.write(out, (Test / externalDependencyClasspath).value.map(_.data.getAbsolutePath).mkString(java.io.File.pathSeparator))
+      out
+    },
     Test / parallelExecution := false,
     Test / testOptions += Tests.Argument(TestFrameworks.ScalaTest, "-oD")
   )
