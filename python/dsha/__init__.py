@@ -5,45 +5,51 @@
 >>> dsha.fingerprint(spark.range(10)).digest
 'f81b4f5012...'
 
-See the project README and SPEC.md for what the digest means.
+See the project README and SPEC.md for what the digest means. ``import dsha`` imports neither pyspark nor the
+command line: the Spark modules import pyspark when they are called (``dsha.dependencies``).
 """
-from dsha._session import (EXTENSION_CLASS, DshaNotLoadedError, UnsupportedSparkError, configure, ensure_loaded,
-                           jar_path, register)
-from dsha.delta import fingerprint_delta
-from dsha.diff import Diff, DiffError, SchemaDifference, diff
-from dsha.iceberg import fingerprint_iceberg
-from dsha.files import DshaWarning, PathFingerprint, fingerprint_path, write
-from dsha.fingerprint import Comparison, Fingerprint, equal, fingerprint
-from dsha.states import StateError, merge, state
-from dsha.store import StoreError
-from dsha.skip import (Change, Changes, Path, Table, changed, code_version, record, run_if_changed,
-                       skip_if_unchanged)
+from __future__ import annotations
+
+import os
+
+from dsha import functions as functions  # the module: dsha.functions.dsha_keyed(...)
+from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.code_version import code_version
+from dsha.core.fingerprint import Comparison, Fingerprint, PathFingerprint
+from dsha.core.states import merge
+from dsha.errors import DiffError, DshaNotLoadedError, DshaWarning, StateError, StoreError, UnsupportedSparkError
+from dsha.inputs import Path, Table, fingerprint_path
+from dsha.skip import Change, Changes, changed, record, run_if_changed, skip_if_unchanged
+from dsha.spark.diff import Diff, SchemaDifference, diff
+from dsha.spark.digests import equal, fingerprint, state
+from dsha.spark.files import write
+from dsha.spark.session import EXTENSION_CLASS, JAR_NAME, bundled_jars, configure, ensure_loaded, jar_path, register
+from dsha.tables.delta import fingerprint_delta
+from dsha.tables.iceberg import fingerprint_iceberg
 
 
 def _version() -> str:
     """The package version, whose one source is build.sbt (``ThisBuild / version``): setup.py puts it into the
     package metadata; from a source tree without metadata, the bundled jars' names carry it."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return version("dsha")
-        except PackageNotFoundError:
-            pass
-    except ImportError:
+        return version("dsha")
+    except PackageNotFoundError:
         pass
-    from dsha._session import bundled_jars, _JAR_NAME
-    import os
-
-    versions = {_JAR_NAME.match(os.path.basename(p)).group("version") for p in bundled_jars().values()}
+    versions = set()
+    for p in bundled_jars().values():
+        m = JAR_NAME.match(os.path.basename(p))
+        if m:
+            versions.add(m.group("version"))
     return versions.pop() if len(versions) == 1 else "0+unknown"
 
 
 __version__ = _version()
-ALGORITHM = "dsha-v1"
 
 __all__ = [
     "ALGORITHM",
+    "EXTENSION_CLASS",
     "Change",
     "Changes",
     "Comparison",
@@ -51,12 +57,11 @@ __all__ = [
     "DiffError",
     "DshaNotLoadedError",
     "DshaWarning",
-    "EXTENSION_CLASS",
     "Fingerprint",
-    "PathFingerprint",
     "Path",
-    "StateError",
+    "PathFingerprint",
     "SchemaDifference",
+    "StateError",
     "StoreError",
     "Table",
     "UnsupportedSparkError",

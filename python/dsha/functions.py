@@ -2,33 +2,35 @@
 PySpark and over Spark Connect (the session must have the extension: see :func:`dsha.configure`)."""
 from __future__ import annotations
 
-import hashlib
-import os
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Union, cast
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+from dsha.dependencies import F, optional_module, pyspark_sql
+from dsha.spark.keys import Key, key_reference, keyed_id
+from dsha.spark.session import check_active_session
+from dsha.spark.types import ColumnLike, ColumnOrName
 
-from dsha._session import check_active_session
-from dsha.fingerprint import KEYED_ALGORITHMS, named_algorithm
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
-ColumnOrName = Union[Column, str]
+__all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_keyed",
+           "dsha_keyed_fingerprint", "dsha_keyed_state", "dsha_merge", "dsha_secure", "dsha_secure_fingerprint",
+           "dsha_secure_state", "dsha_sketch", "dsha_sketch_diff", "dsha_state", "logical_filter_word_in",
+           "logical_hash", "logical_hash_in"]
 
 
-def _column_types() -> tuple:
+def column_types() -> Tuple[type, ...]:
     """Column classes: in pyspark 3.5 a Spark Connect Column is not a pyspark.sql.Column (in 4.x it is)."""
-    try:
-        from pyspark.sql.connect.column import Column as ConnectColumn
-    except Exception:  # Spark Connect's dependencies (grpc, pandas, pyarrow) are optional
-        return (Column,)
-    return (Column, ConnectColumn)
+    connect = optional_module("pyspark.sql.connect.column")  # Spark Connect's dependencies (grpc, ...) are optional
+    if connect is None:
+        return (pyspark_sql.Column,)
+    return (pyspark_sql.Column, connect.Column)
 
 
-def _columns(cols: tuple) -> list:
+def _columns(cols: Tuple[ColumnOrName, ...]) -> List[Column]:
     if not cols:
         raise ValueError("dsha needs at least one column; pass \"*\" for all columns")
     for c in cols:
-        if not isinstance(c, (str,) + _column_types()):
+        if not isinstance(c, (str, *column_types())):
             raise TypeError(f"dsha functions take column names or Columns, not {type(c).__name__}: {c!r}")
     # Raise DshaNotLoadedError now rather than an UNRESOLVED_ROUTINE later, when the active session can tell.
     check_active_session()
@@ -45,7 +47,7 @@ def logical_hash(*cols: ColumnOrName) -> Column:
     return F.call_function("logical_hash", *_columns(cols))
 
 
-def logical_hash_in(digests: Any, *cols: ColumnOrName) -> Column:
+def logical_hash_in(digests: Union[bytes, bytearray, Iterable[bytes]], *cols: ColumnOrName) -> Column:
     """True when ``logical_hash(*cols)`` is one of ``digests``: an iterable of 16-byte row digests (or their
     concatenation as one bytes value). A filter that fetches rows by digest without computing the digests as values.
 
@@ -64,7 +66,7 @@ def logical_hash_in(digests: Any, *cols: ColumnOrName) -> Column:
     return F.call_function("logical_hash_in", F.lit(bytearray(data)), *_columns(cols))
 
 
-def logical_filter_word_in(words: Any, *cols: ColumnOrName) -> Column:
+def logical_filter_word_in(words: Union[bytes, bytearray, Iterable[int]], *cols: ColumnOrName) -> Column:
     """True when the filter word of the row's values (SPEC.md §17.2.1: 32 bits of its fixed-width values and string
     lengths, no string bytes) is one of ``words``: an iterable of ints in [0, 2^32), or their concatenation as one
     bytes value of 4-byte little-endian words. Cheaper than hashing the row: put it before ``logical_hash_in`` to hash
@@ -147,71 +149,21 @@ def dsha_sketch_diff(left: ColumnOrName, right: ColumnOrName) -> Column:
                            _state_column("dsha_sketch_diff", right))
 
 
-# Names of key settings: a salted hash of the key (the salt never leaves this process), so one key has one name,
-# which says nothing about the key. Spark reads the setting once, when it analyses the query, and removes it from the
-# session (SPEC.md §16.2): session settings are copied into every job's properties and event logs.
-_SALT = os.urandom(16)
-
-
-def key_setting(key: Union[bytes, bytearray, str]) -> Optional[tuple]:
-    """(setting name, key text) for a key, or None for a ``"conf:NAME"`` reference to a setting already made."""
-    if isinstance(key, (bytes, bytearray)):
-        text = bytes(key).hex()
-    elif isinstance(key, str):
-        if key.startswith("conf:"):
-            return None
-        text = key.strip()
-    else:
-        raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
-    return "spark.dsha.secret." + hashlib.sha256(_SALT + text.encode()).hexdigest()[:32], text
-
-
-def key_reference(spark: Any, key: Union[bytes, bytearray, str], algorithm: Optional[str] = None) -> str:
-    """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
-    argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one. The
-    setting lasts until Spark reads it (analysing the query that uses it), which removes it.
-
-    ``algorithm`` (a keyed algorithm's id) is named with the key, ``conf:NAME#ALGORITHM``: the call gets that
-    algorithm whatever the session's setting ``spark.dsha.keyed.algorithm``, which every thread shares, says."""
-    suffix = "" if algorithm is None else "#" + algorithm
-    setting = key_setting(key)
-    if setting is None:
-        named = named_algorithm(key)
-        if named is None:
-            return str(key) + suffix
-        if algorithm is not None and named != algorithm:
-            raise ValueError(f"the key reference names the algorithm {named!r}, and algorithm= asks for {algorithm!r}")
-        return str(key)
-    name, text = setting
-    spark.conf.set(name, text)
-    return "conf:" + name + suffix
-
-
-def _keyed_id(algorithm: Optional[str]) -> Optional[str]:
-    if algorithm is None:
-        return None
-    if algorithm in KEYED_ALGORITHMS:
-        return KEYED_ALGORITHMS[algorithm]
-    raise ValueError(f"unknown keyed algorithm {algorithm!r}: use 'keyed' (dsha-keyed-v1) or 'keyed-v2' (dsha-keyed-v2)")
-
-
-def _key_column(key: Any, algorithm: Optional[str]) -> Column:
-    keyed = _keyed_id(algorithm)
-    if isinstance(key, _column_types()):
+def _key_column(key: Union[Key, ColumnLike], algorithm: Optional[str]) -> Column:
+    keyed = keyed_id(algorithm)
+    if isinstance(key, column_types()):
         if keyed is not None:
             raise ValueError("algorithm= goes with a key given as bytes or text; a Column key names its algorithm "
                              "itself ('conf:NAME#dsha-keyed-v2') or takes the session's spark.dsha.keyed.algorithm")
-        return key
-    from pyspark.sql import SparkSession
-
-    spark = SparkSession.getActiveSession()
+        return cast("Column", key)
+    spark = pyspark_sql.SparkSession.getActiveSession()
     if spark is None:
         raise RuntimeError("dsha_keyed needs an active SparkSession: the key is passed to Spark as a session setting, "
                            "never in the query")
-    return F.lit(key_reference(spark, key, keyed))
+    return F.lit(key_reference(spark, cast(Key, key), keyed))
 
 
-def dsha_keyed(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+def dsha_keyed(key: Union[Key, ColumnLike], *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
     """Aggregate: the keyed digest under a secret key (tamper-evident for whoever lacks the key; SPEC.md §16.2).
     ``key``: bytes (at least 16), or a hex/base64 str, or ``"conf:NAME"`` for a session setting. The key is handed
     to Spark as a session setting named ``spark.dsha.secret.*`` (redacted by Spark), never in the plan.
@@ -227,14 +179,14 @@ def dsha_keyed(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -
     return F.call_function("dsha_keyed", _key_column(key, algorithm), *columns)
 
 
-def dsha_keyed_fingerprint(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+def dsha_keyed_fingerprint(key: Union[Key, ColumnLike], *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
     """Aggregate: the keyed digest and its parts as a struct (as ``dsha_fingerprint``); ``algorithm`` as in
     :func:`dsha_keyed`."""
     columns = _columns(cols)
     return F.call_function("dsha_keyed_fingerprint", _key_column(key, algorithm), *columns)
 
 
-def dsha_keyed_state(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
+def dsha_keyed_state(key: Union[Key, ColumnLike], *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
     """Aggregate: the mergeable keyed state (BINARY; merges and finalises without the key); ``algorithm`` as in
     :func:`dsha_keyed`."""
     columns = _columns(cols)
@@ -242,7 +194,7 @@ def dsha_keyed_state(key: Any, *cols: ColumnOrName, algorithm: Optional[str] = N
 
 
 def _state_column(name: str, state: ColumnOrName) -> Column:
-    if not isinstance(state, (str, Column)):
+    if not isinstance(state, (str, *column_types())):
         raise TypeError(f"{name} takes a column name or Column of dsha states, not {type(state).__name__}: {state!r}")
     check_active_session()
     return F.col(state) if isinstance(state, str) else state
@@ -265,7 +217,3 @@ def dsha_final_fingerprint(state: ColumnOrName) -> Column:
     """The fingerprint struct of a dsha state: what ``dsha_fingerprint`` gives for the same rows."""
     return F.call_function("dsha_final_fingerprint", _state_column("dsha_final_fingerprint", state))
 
-
-__all__ = ["dsha", "dsha_final", "dsha_final_fingerprint", "dsha_fingerprint", "dsha_keyed", "dsha_keyed_fingerprint",
-           "dsha_keyed_state", "dsha_merge", "dsha_secure", "dsha_secure_fingerprint", "dsha_secure_state", "dsha_state",
-           "dsha_sketch", "dsha_sketch_diff", "logical_filter_word_in", "logical_hash", "logical_hash_in"]

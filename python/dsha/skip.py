@@ -12,98 +12,58 @@ Python API and the CLI read and write the same records.
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import functools
-import hashlib
-import inspect
 import json
 import os
 import tempfile
-import textwrap
 import time
 import warnings
 from dataclasses import dataclass
-from pathlib import Path as Path_
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from pathlib import Path as LocalPath
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, Optional, TypeVar, Union
 
-from dsha._session import _is_connect
-from dsha.delta import fingerprint_delta
-from dsha.files import DshaWarning, fingerprint_path
-from dsha.iceberg import fingerprint_iceberg, is_iceberg_table
-from dsha.fingerprint import Comparison, Fingerprint, fingerprint
+from dsha.core.code_version import code_version
+from dsha.core.fingerprint import Comparison
+from dsha.dependencies import pyspark_sql
+from dsha.errors import DshaWarning
+from dsha.inputs import Input, Path, Table, as_input, fingerprint_input, is_dataframe
 from dsha.store import InputRecord, Record, Store, open_store
 
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
 
-@dataclass(frozen=True)
-class Table:
-    """A catalog table as an input (``spark.table(name)``); named ``"table:<name>"`` in a list of inputs."""
+__all__ = ["Change", "Changes", "Path", "Table", "changed", "code_version", "record", "run_if_changed",
+           "skip_if_unchanged"]
 
-    name: str
-
-    @property
-    def key(self) -> str:
-        return "table:" + self.name
-
-
-@dataclass(frozen=True)
-class Path:
-    """Files as an input: a path (any Hadoop path, a glob) and its format (default: inferred as ``dsha hash``
-    does, from the path or its files, else parquet)."""
-
-    path: str
-    format: Optional[str] = None
-
-    @property
-    def key(self) -> str:
-        return self.path
+R = TypeVar("R")
+# A step's inputs: {input name: input}, a list of inputs named by themselves, or one input.
+Inputs = Union[Mapping[str, Any], List[Any], Any]
+StoreLike = Union[str, "os.PathLike[str]", Store]
 
 
-def _is_dataframe(x: Any) -> bool:
-    return hasattr(x, "sparkSession") and hasattr(x, "agg")  # classic and Spark Connect DataFrames alike
-
-
-def _as_input(x: Any) -> Any:
-    if isinstance(x, (Table, Path)) or _is_dataframe(x):
-        return x
-    if isinstance(x, (str, os.PathLike)):
-        s = os.fspath(x)
-        return Table(s[len("table:"):]) if s.startswith("table:") else Path(s)
-    raise TypeError(f"not a dsha input: {x!r} (a DataFrame, a path, dsha.Path, dsha.Table or \"table:NAME\")")
-
-
-def _named(inputs: Any) -> Dict[str, Any]:
+def _named(inputs: Inputs) -> Dict[str, Input]:
     """``{input name: input}`` from a dict, a list or a single input."""
     if isinstance(inputs, dict):
-        return {str(k): _as_input(v) for k, v in inputs.items()}
+        return {str(k): as_input(v) for k, v in inputs.items()}
     items = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
-    named: Dict[str, Any] = {}
-    for x in map(_as_input, items):
-        if _is_dataframe(x):
+    named: Dict[str, Input] = {}
+    for x in map(as_input, items):
+        if isinstance(x, (Table, Path)):
+            named[x.key] = x
+        else:
             raise TypeError("a DataFrame has no name of its own: give inputs as a dict, {\"orders\": df, ...}")
-        named[x.key] = x
     return named
 
 
-def _fingerprint_path(spark: Any, path: str, format: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
-    """The one place where files are fingerprinted: their fingerprint and their per-file states (a manifest,
-    SPEC.md §12, or for Delta tables the state cache of §14), which the next run's ``previous`` hands back so that
-    only new and changed files are read. Spark Connect sessions are hashed in full (per-file states need the driver
-    JVM)."""
-    from dsha.cli import _reader_options
-
-    options = _reader_options(format)  # as `dsha hash` reads CSV, so that both agree
-    if _is_connect(spark):
-        return fingerprint(spark.read.format(format).options(**options).load(path)), None
-    if format == "delta":
-        return _with_record_cache(previous, lambda cache: fingerprint_delta(spark, path, state=cache))
-    return _with_record_cache(previous, lambda cache: fingerprint_path(spark, path, format,
-                                                                        state=Path_(cache).as_uri(), **options))
-
-
-def _with_record_cache(previous: Optional[InputRecord], compute: Callable[[str], Any]) -> Tuple[Fingerprint, Any]:
-    """Runs ``compute(cache_file)`` with the per-file states of the previous record in a temporary cache file, and
-    returns the fingerprint and the cache as ``compute`` rewrote it (kept in the new record)."""
+def _fingerprint_input(spark: Optional[SparkSessionLike], x: Input, previous: Optional[InputRecord],
+                       exact: bool = True) -> InputRecord:
+    """An input's record. Per-file states (a manifest of files, SPEC.md §12; the state cache of a Delta or Iceberg
+    table, §14, §15) are kept in the record, which the next run's ``previous`` hands back, so that only new and
+    changed files are read."""
+    if not isinstance(x, (Table, Path)) or not exact:
+        r = fingerprint_input(spark, x, exact=exact)
+        return InputRecord(r.kind, r.source, r.format, r.fingerprint)
     with tempfile.TemporaryDirectory(prefix="dsha-store-") as d:
         cache = os.path.join(d, "files.json")
         if previous is not None and isinstance(previous.files, dict):
@@ -111,56 +71,21 @@ def _with_record_cache(previous: Optional[InputRecord], compute: Callable[[str],
                 json.dump(previous.files, f)
         with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
             warnings.simplefilter("ignore", DshaWarning)
-            r = compute(cache)
-        with open(cache, encoding="utf-8") as f:
-            return r.fingerprint, json.load(f)
+            r = fingerprint_input(spark, x, state=LocalPath(cache))
+        files = None
+        if r.files is not None:
+            with open(cache, encoding="utf-8") as f:
+                files = json.load(f)
+        return InputRecord(r.kind, r.source, r.format, r.fingerprint, files)
 
 
-def _fingerprint_iceberg_table(spark: Any, name: str, previous: Optional[InputRecord]) -> Tuple[Fingerprint, Any]:
-    """An Iceberg table's fingerprint and its state cache (SPEC.md §15), which the next run's ``previous`` hands
-    back, so that an unchanged or compacted table is confirmed from its metadata alone."""
-    return _with_record_cache(previous, lambda cache: fingerprint_iceberg(spark, name, state=cache))
-
-
-def _fingerprint_input(spark: Any, x: Any, previous: Optional[InputRecord], exact: bool = True) -> InputRecord:
-    if _is_dataframe(x):
-        return InputRecord("dataframe", None, None, fingerprint(x, exact=exact))
-    if isinstance(x, Table):
-        # Iceberg tables (issue 18): per-file states kept in the record, as for Delta paths (SPEC.md §15)
-        if not _is_connect(_need(spark, x.key)) and is_iceberg_table(spark, x.name):
-            if not exact:  # from the snapshots: compaction keeps it
-                return InputRecord("table", x.name, None, fingerprint_iceberg(spark, x.name, exact=False).fingerprint)
-            fp, files = _fingerprint_iceberg_table(spark, x.name, previous)
-            return InputRecord("table", x.name, None, fp, files)
-        return InputRecord("table", x.name, None, fingerprint(_need(spark, x.key).table(x.name), exact=exact))
-    from dsha.cli import _check_local, _format_of, _reader_options
-
-    _check_local(x.path)
-    fmt = _format_of(x.path, x.format)
-    if not exact and fmt == "delta":  # from the log: layout-only commits (OPTIMIZE) keep it
-        return InputRecord("path", x.path, fmt, fingerprint_delta(_need(spark, x.path), x.path, exact=False).fingerprint)
-    if not exact:
-        df = _need(spark, x.path).read.format(fmt).options(**_reader_options(fmt)).load(x.path)
-        return InputRecord("path", x.path, fmt, fingerprint(df, exact=False))
-    fp, files = _fingerprint_path(_need(spark, x.path), x.path, fmt, previous)
-    return InputRecord("path", x.path, fmt, fp, files)
-
-
-def _need(spark: Any, what: str) -> Any:
-    if spark is None:
-        raise ValueError(f"no active SparkSession to read {what}: pass spark=")
-    return spark
-
-
-def _session(spark: Any, inputs: Dict[str, Any]) -> Any:
+def _session(spark: Optional[SparkSessionLike], inputs: Dict[str, Input]) -> Optional[SparkSessionLike]:
     if spark is not None:
         return spark
     for x in inputs.values():
-        if _is_dataframe(x):
-            return x.sparkSession
-    from pyspark.sql import SparkSession
-
-    return SparkSession.getActiveSession()
+        if is_dataframe(x):
+            return x.sparkSession  # type: ignore[union-attr]
+    return pyspark_sql.SparkSession.getActiveSession()
 
 
 @dataclass(frozen=True)
@@ -190,7 +115,7 @@ def _compare(previous: Optional[Record], current: Record) -> List[Change]:
             out.append(Change(key, "algorithm", f"{before.fingerprint.algorithm} -> {now.fingerprint.algorithm}"))
         elif before.fingerprint.digest != now.fingerprint.digest:
             a, b = before.fingerprint, now.fingerprint
-            reason = Comparison(a, b).reason
+            reason = Comparison(a, b).reason or "content"
             detail = {"schema": f"{a.schema} -> {b.schema}", "row count": f"{a.rows} -> {b.rows} rows"}.get(
                 reason, f"same schema and row count ({b.rows}), other rows")
             out.append(Change(key, reason, detail))
@@ -232,7 +157,8 @@ class Changes:
         return record
 
 
-def changed(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None,
+def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
+            spark: Optional[SparkSessionLike] = None,
             exact: bool = True) -> Changes:
     """What changed in ``inputs`` (and the code ``version``) since the last record of step ``name`` in ``store``
     (a directory, ``"table:db.t"`` or a ``dsha.store.Store``). Fingerprints each input once (one Spark job each).
@@ -247,14 +173,15 @@ def changed(inputs: Any, *, store: Any, name: str, version: Optional[str] = None
     return Changes(previous, current, st)
 
 
-def record(inputs: Any, *, store: Any, name: str, version: Optional[str] = None, spark: Any = None,
+def record(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
+           spark: Optional[SparkSessionLike] = None,
            exact: bool = True) -> Record:
     """Records the current fingerprints of ``inputs`` as step ``name``'s last run (what ``dsha record`` does)."""
     return changed(inputs, store=store, name=name, version=version, spark=spark, exact=exact).record()
 
 
 class _Skipped(Exception):
-    def __init__(self, run: "run_if_changed") -> None:
+    def __init__(self, run: run_if_changed) -> None:
         super().__init__("skipped")
         self.run = run
 
@@ -270,12 +197,13 @@ class run_if_changed:
     ``run.changes`` says what changed. ``run.skip()`` leaves the block at once without recording, whether or not
     anything changed."""
 
-    def __init__(self, name: str, inputs: Any, *, store: Any, version: Optional[str] = None, spark: Any = None):
+    def __init__(self, name: str, inputs: Inputs, *, store: StoreLike, version: Optional[str] = None,
+                 spark: Optional[SparkSessionLike] = None):
         self.name, self.inputs, self.store, self.version, self.spark = name, inputs, store, version, spark
         self.changes: Optional[Changes] = None
         self.recorded: Optional[Record] = None
 
-    def __enter__(self) -> "run_if_changed":
+    def __enter__(self) -> run_if_changed:
         self.changes = changed(self.inputs, store=self.store, name=self.name, version=self.version, spark=self.spark)
         return self
 
@@ -287,13 +215,15 @@ class run_if_changed:
         raise _Skipped(self)
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
-        if exc_type is None and self.should_run:
+        if exc_type is None and self.changes is not None and self.should_run:
             self.recorded = self.changes.record()
         return isinstance(exc, _Skipped) and exc.run is self
 
 
-def skip_if_unchanged(name: Optional[str] = None, inputs: Any = None, store: Any = None,
-                      version: Optional[str] = None, spark: Any = None) -> Callable[[Callable], Callable]:
+def skip_if_unchanged(name: Optional[str] = None, inputs: Optional[Union[Inputs, Callable[..., Inputs]]] = None,
+                      store: Optional[StoreLike] = None, version: Optional[str] = None,
+                      spark: Optional[SparkSessionLike] = None
+                      ) -> Callable[[Callable[..., R]], Callable[..., Optional[R]]]:
     """Runs the decorated function only when its inputs or its code changed since its last successful run;
     a skipped call returns None::
 
@@ -324,32 +254,3 @@ def skip_if_unchanged(name: Optional[str] = None, inputs: Any = None, store: Any
         return wrapper
 
     return decorate
-
-
-def code_version(func: Callable) -> str:
-    """A digest of ``func``'s source as Python reads it (its syntax tree), without docstrings and decorators: the
-    same across comments, docstrings and formatting; another one for any change of what the code says."""
-    try:
-        source = textwrap.dedent(inspect.getsource(func))
-        tree = ast.parse(source)
-    except (OSError, TypeError, SyntaxError) as e:
-        raise ValueError(f"cannot read the source of {func!r} ({type(e).__name__}: {e}): pass version=") from None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            node.decorator_list = []
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                node.body = node.body[1:] or [ast.Pass()]
-    return hashlib.sha256(_canonical(tree).encode("utf-8")).hexdigest()[:32]
-
-
-def _canonical(node: Any) -> str:
-    """``ast.dump`` without empty fields, so that Python versions that add (empty) fields give the same text."""
-    if isinstance(node, ast.AST):
-        fields = [f"{k}={_canonical(v)}" for k, v in ast.iter_fields(node)
-                  if v is not None and v != [] and k != "type_comment"]
-        return f"{type(node).__name__}({','.join(fields)})"
-    if isinstance(node, list):
-        return "[" + ",".join(_canonical(x) for x in node) + "]"
-    return repr(node)

@@ -13,6 +13,7 @@ strength of an entry nobody can vouch for.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -22,17 +23,21 @@ import time
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
-from dsha.cli import _local as _local_path
-from dsha.fingerprint import Fingerprint
+from dsha.core.fingerprint import Fingerprint
+from dsha.core.paths import local_path
+from dsha.dependencies import F
+from dsha.errors import StoreError
+
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
+
+__all__ = ["FORMAT", "DirectoryStore", "HadoopFileSystem", "InputRecord", "LocalFileSystem", "Record", "Store",
+           "StoreError", "TableStore", "open_store"]
 
 FORMAT = "dsha-store/1"
 _ENTRY = re.compile(r"^\d{20}-[0-9a-f]{32}\.json$")  # lexical order of entry names = (recorded_ns, id) order
-
-
-class StoreError(Exception):
-    """A store entry that is corrupt, foreign or of another version, or a store that cannot be used."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,7 @@ class Record:
                            "inputs": inputs}, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: Any, where: str, name: Optional[str] = None) -> "Record":
+    def from_json(cls, text: Any, where: str, name: Optional[str] = None) -> Record:
         """Parses a record; ``StoreError`` naming ``where`` for anything but a well-formed record (of ``name``)."""
         try:
             d = json.loads(text)
@@ -154,17 +159,15 @@ class LocalFileSystem:
                 os.unlink(tmp)
 
     def delete(self, path: str) -> None:
-        try:
+        with contextlib.suppress(FileNotFoundError):  # another writer pruned it first
             os.unlink(path)
-        except FileNotFoundError:  # another writer pruned it first
-            pass
 
 
 class HadoopFileSystem:
     """The same operations through Hadoop's FileSystem API of a classic SparkSession's driver (hdfs://, s3a://,
     abfs://, ...): ``create(overwrite=false)`` then ``rename``; on object stores the one PUT of a file is atomic."""
 
-    def __init__(self, spark: Any) -> None:
+    def __init__(self, spark: SparkSessionLike) -> None:
         jvm = getattr(spark, "_jvm", None)
         if jvm is None:
             raise StoreError("a store on a Hadoop file system needs a classic SparkSession (not Spark Connect); "
@@ -221,7 +224,7 @@ class DirectoryStore(Store):
     any Hadoop path). ``keep`` older records per name are kept besides the latest (history; pruned on put)."""
 
     def __init__(self, root: str, fs: Any = None, keep: int = 10) -> None:
-        local = _local_path(root) if fs is None else None  # another file system resolves URIs itself
+        local = local_path(root) if fs is None else None  # another file system resolves URIs itself
         self.root = root if local is None else local
         self.fs = fs or LocalFileSystem()
         self.keep = keep
@@ -267,7 +270,8 @@ class TableStore(Store):
 
     COLUMNS = "name STRING, recorded_ns BIGINT, id STRING, record STRING"
 
-    def __init__(self, spark: Any, table: str, using: Optional[str] = None, location: Optional[str] = None) -> None:
+    def __init__(self, spark: SparkSessionLike, table: str, using: Optional[str] = None,
+                 location: Optional[str] = None) -> None:
         self.spark, self.table = spark, table
         if not spark.catalog.tableExists(table):
             ddl = f"CREATE TABLE IF NOT EXISTS {table} ({self.COLUMNS})"
@@ -279,8 +283,6 @@ class TableStore(Store):
         return f"TableStore({self.table!r})"
 
     def latest(self, name: str) -> Optional[Record]:
-        from pyspark.sql import functions as F
-
         rows = (self.spark.table(self.table).where(F.col("name") == F.lit(name))
                 .orderBy(F.col("recorded_ns").desc(), F.col("id").desc()).limit(1).collect())
         if not rows:
@@ -292,7 +294,7 @@ class TableStore(Store):
          .write.insertInto(self.table))
 
 
-def open_store(store: Any, spark: Any = None) -> Store:
+def open_store(store: Union[str, os.PathLike[str], Store], spark: Optional[SparkSessionLike] = None) -> Store:
     """A ``Store`` from what a user gives: a ``Store``; ``"table:db.t"`` (a ``TableStore``); a local directory or
     ``file:`` URI; any other URI (hdfs://, s3a://) through Hadoop's FileSystem of a classic ``spark``."""
     if isinstance(store, Store):
@@ -304,7 +306,7 @@ def open_store(store: Any, spark: Any = None) -> Store:
         if spark is None:
             raise StoreError("a table store needs a SparkSession")
         return TableStore(spark, store[len("table:"):])
-    if _local_path(store) is None:
+    if local_path(store) is None:
         if spark is None:
             raise StoreError(f"a store at {store} needs a SparkSession (Hadoop file system)")
         return DirectoryStore(store, fs=HadoopFileSystem(spark))

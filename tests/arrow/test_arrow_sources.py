@@ -125,8 +125,8 @@ def test_unknown_input():
 
 
 def test_logical_hash_order_and_state_merge():
-    from dsha.states import merge
-    from dsha.fingerprint import Fingerprint
+    from dsha.core.states import merge
+    from dsha.core.fingerprint import Fingerprint
     t = _table()
     h = da.logical_hash(t)
     assert h.type == pa.binary(16) and len(h) == N

@@ -152,7 +152,7 @@ def test_clear_error_when_extension_is_missing():
     script = textwrap.dedent(f"""
         from pyspark.sql import SparkSession
         import dsha
-        from dsha._session import translate_errors
+        from dsha.spark.session import translate_errors
         from dsha.functions import dsha as dsha_agg
         spark = {builder}.config("spark.ui.enabled", "false").getOrCreate()
 
@@ -186,7 +186,7 @@ def test_clear_error_when_extension_is_missing():
 
 
 def test_not_loaded_errors_are_recognised():
-    from dsha._session import is_not_loaded_error
+    from dsha.spark.session import is_not_loaded_error
 
     assert is_not_loaded_error(Exception("[UNRESOLVED_ROUTINE] Cannot resolve routine `dsha` on search path "
                                          "[`system`.`builtin`, `system`.`session`, `spark_catalog`.`default`]."))

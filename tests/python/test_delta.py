@@ -297,7 +297,7 @@ def test_file_list_from_the_cache_and_the_commits(dspark, tmp_path, monkeypatch)
     """A cache that holds exactly the files of its version lists a newer version from the commits since (no Spark
     job for Delta's log replay); when a commit is gone, Delta's snapshot lists the files instead. Always the
     digest of a full read."""
-    import dsha.delta as delta_mod
+    import dsha.tables.delta as delta_mod
 
     spark = dspark
     path, cache = _table(spark, tmp_path, True), str(tmp_path / "cache.json")

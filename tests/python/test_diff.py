@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import functions as F
 
 import dsha
-from dsha.files import DshaWarning
+from dsha.errors import DshaWarning
 
 NESTED = """id, CAST(id * 1000003 % 99991 AS DECIMAL(38, 6)) / 7 AS amount,
     CAST(id % 997 AS DECIMAL(9, 2)) AS price,

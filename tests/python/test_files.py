@@ -176,7 +176,7 @@ def test_manifest_matches_spec(spark, tmp_path):
     """The manifest as SPEC.md §12 defines it: checksum, schema digest, per-file states that merge into the digest."""
     import hashlib
 
-    from dsha.states import DigestState
+    from dsha.core.states import DigestState
 
     out = tmp_path / "t"
     df = spark.range(0, 300, 1, 3).selectExpr("id", "CAST(id AS STRING) AS s")

@@ -198,7 +198,7 @@ def test_lifecycle(ispark, tmp_path):
 def test_reads_are_pruned_by_identity_partitions(ispark):
     """Iceberg does not prune by _file: the read job also filters on identity partition columns (SPEC.md §15.9),
     a filter every row of the files to read passes; none for other transforms."""
-    from dsha import iceberg
+    from dsha.tables import iceberg
 
     spark = ispark
     for name, by in [("local.db.pi", "part"), ("local.db.pb", "bucket(4, id)")]:

@@ -34,7 +34,7 @@ def test_wheel_contains_the_jar_and_the_cli(installed):
     with open(os.path.join(REPO, "dev", "spark-lines"), encoding="utf-8") as f:  # every Spark line's jar
         rows = [line.split() for line in f if line.strip() and not line.startswith("#")]
     assert [n.split("/")[-1].rsplit("-", 1)[0] for n in jars] == sorted(f"dsha-spark{r[0]}_{r[1]}" for r in rows), names
-    assert "dsha/cli.py" in names and "dsha/log4j2-cli.properties" in names
+    assert "dsha/cli/__init__.py" in names and "dsha/log4j2-cli.properties" in names
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
@@ -66,7 +66,7 @@ def test_installed_package_works_in_a_fresh_process(installed, mode):
 # these tests hold them to the jar's own answer.
 
 def test_function_names_agree_with_the_jar(spark):
-    from dsha._session import FUNCTIONS
+    from dsha.spark.session import FUNCTIONS
 
     names = spark._jvm.io.dsha.registration.DshaFunctions.names()  # noqa: SLF001 (py4j, classic session)
     assert tuple(names.mkString("\n").split("\n")) == FUNCTIONS
@@ -75,7 +75,7 @@ def test_function_names_agree_with_the_jar(spark):
 def test_extension_class_loads_and_registers_the_functions(spark):
     from py4j.java_gateway import JavaClass
 
-    from dsha._session import EXTENSION_CLASS, FUNCTIONS
+    from dsha.spark.session import EXTENSION_CLASS, FUNCTIONS
 
     cls = spark._jvm  # noqa: SLF001
     for part in EXTENSION_CLASS.split("."):
@@ -97,7 +97,7 @@ def test_version_has_one_source():
 
 
 def test_jar_matches_the_installed_spark(spark):
-    from dsha._session import spark_line, spark_runtime
+    from dsha.spark.session import spark_line, spark_runtime
 
     version, scala = spark_runtime()
     assert version == spark.version

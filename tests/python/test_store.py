@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 import dsha
-from dsha.fingerprint import Fingerprint
+from dsha.core.fingerprint import Fingerprint
 from dsha.store import (DirectoryStore, HadoopFileSystem, InputRecord, Record, StoreError, TableStore, open_store)
 
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")

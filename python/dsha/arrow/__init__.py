@@ -29,19 +29,19 @@ import hashlib
 import os
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
 
-from dsha.fingerprint import Fingerprint
-from dsha.states import DigestState
 from dsha.arrow._encode import encode_columns, hash_rows
 from dsha.arrow._murmur import digests_to_bytes, prefix_state, sum128
-from dsha.arrow._sources import DEFAULT_BATCH_SIZE, column_names, to_batches
-from dsha.arrow._types import UnsupportedTypeError, schema_string
-
-ALGORITHM = "dsha-v1"
+from dsha.arrow._sources import DEFAULT_BATCH_SIZE, _select, column_names, to_batches
+from dsha.arrow._types import schema_string
+from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.fingerprint import Fingerprint
+from dsha.core.states import DigestState
+from dsha.errors import UnsupportedTypeError
 
 
 def canonical_schema(arrow_schema: pa.Schema, columns: Optional[Sequence[str]] = None) -> str:
@@ -52,7 +52,6 @@ def canonical_schema(arrow_schema: pa.Schema, columns: Optional[Sequence[str]] =
     if columns is not None:
         if isinstance(columns, str):
             columns = [columns]
-        from dsha.arrow._sources import _select
         cols = _select(arrow_schema, columns)
         arrow_schema = pa.schema([arrow_schema.field(c) for c in cols])
     return schema_string(arrow_schema)
@@ -67,7 +66,7 @@ class _Hasher:
         self._checked = {self._key(schema)}
 
     @staticmethod
-    def _key(schema: pa.Schema):
+    def _key(schema: pa.Schema) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
         return tuple(schema.names), tuple(str(t) for t in schema.types)  # (pa.Schema with metadata is unhashable)
 
     def _check(self, batch_schema: pa.Schema) -> None:
@@ -95,7 +94,8 @@ def _threads() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def _state(obj: Any, columns, format, batch_size, partitioning, progress=None) -> DigestState:
+def _state(obj: Any, columns: Optional[Sequence[str]], format: Optional[str], batch_size: Optional[int],
+           partitioning: Optional[str], progress: Optional[Callable[[int], None]] = None) -> DigestState:
     schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
     h = _Hasher(schema)
 
@@ -112,7 +112,7 @@ def _state(obj: Any, columns, format, batch_size, partitioning, progress=None) -
             progress(rows)
 
     with ThreadPoolExecutor(threads, thread_name_prefix="dsha-arrow") as pool:
-        pending: deque = deque()  # at most `threads` batches in flight: memory stays a few batches
+        pending: Deque[Any] = deque()  # at most `threads` batches in flight: memory stays a few batches
         for b in batches:
             pending.append(pool.submit(count_and_sum, b))
             while len(pending) > threads or (pending and pending[0].done()):
@@ -152,5 +152,12 @@ def logical_hash(obj: Any, columns: Optional[Sequence[str]] = None, *, format: O
     return pa.FixedSizeBinaryArray.from_buffers(pa.binary(16), len(data) // 16, [None, pa.py_buffer(data.tobytes())])
 
 
-__all__ = ["fingerprint", "state", "logical_hash", "canonical_schema", "column_names", "UnsupportedTypeError",
-           "DEFAULT_BATCH_SIZE"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "UnsupportedTypeError",
+    "canonical_schema",
+    "column_names",
+    "fingerprint",
+    "logical_hash",
+    "state",
+]

@@ -6,7 +6,7 @@ numpy index arithmetic from the Arrow buffers; there is no Python loop over rows
 """
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -14,7 +14,8 @@ import pyarrow.compute as pc
 import pyarrow.types as pat
 
 from dsha.arrow._murmur import hash_joined, hash_matrix, large_binary, scatter_segments, segmented_sum128
-from dsha.arrow._types import _EXTENSION_TYPE, UnsupportedTypeError, _is, canonical_order
+from dsha.arrow._types import _EXTENSION_TYPE, _is, canonical_order
+from dsha.errors import UnsupportedTypeError
 
 
 class Enc:
@@ -25,10 +26,10 @@ class Enc:
     * length-prefixed segments (``seg``), written straight to their destination without an intermediate buffer:
       row i is 0x01 || u32(prefix[i]) || src[src_starts[i]:+lengths[i]], or 0x00 where not valid[i].
     """
-    __slots__ = ("n", "_mat", "raw", "_offsets", "_data", "seg")
+    __slots__ = ("_data", "_mat", "_offsets", "n", "raw", "seg")
 
     def __init__(self, n: int, mat: Optional[np.ndarray] = None, offsets: Optional[np.ndarray] = None,
-                 data: Optional[np.ndarray] = None, raw: Optional[np.ndarray] = None, seg=None):
+                 data: Optional[np.ndarray] = None, raw: Optional[np.ndarray] = None, seg: Any = None) -> None:
         self.n, self._mat, self._offsets, self._data, self.raw, self.seg = n, mat, offsets, data, raw, seg
 
     @property
@@ -45,16 +46,20 @@ class Enc:
 
     @property
     def width(self) -> int:
-        return self.raw.shape[1] + 1 if self._mat is None else self._mat.shape[1]
+        if self._mat is not None:
+            return int(self._mat.shape[1])
+        assert self.raw is not None
+        return int(self.raw.shape[1]) + 1
 
     def write_into(self, dst: np.ndarray, at: int) -> int:
         """Writes the (fixed) rows into columns at.. of the 2-d ``dst``; returns the next column."""
         if self._mat is None:
-            w = self.raw.shape[1]
+            assert self.raw is not None
+            w = int(self.raw.shape[1])
             dst[:, at] = 1
             dst[:, at + 1:at + 1 + w] = self.raw
             return at + 1 + w
-        w = self._mat.shape[1]
+        w = int(self._mat.shape[1])
         dst[:, at:at + w] = self._mat
         return at + w
 
@@ -84,6 +89,7 @@ class Enc:
                 out[st[:, None] + np.arange(1, 5)] = prefix[valid]
                 scatter_segments(out, st + 5, src, src_starts[valid], ln[valid])
         else:
+            assert self._data is not None and self._offsets is not None
             scatter_segments(out, starts, self._data, self._offsets[:-1],
                              np.diff(self._offsets) if lengths is None else lengths)
 
@@ -97,15 +103,17 @@ class Enc:
     def offsets(self) -> np.ndarray:
         if self._offsets is None and not self.fixed:
             self._materialise()
+        assert self._offsets is not None
         return self._offsets
 
     @property
     def data(self) -> np.ndarray:
         if self._offsets is None and not self.fixed:
             self._materialise()
+        assert self._data is not None
         return self._data
 
-    def starts_ends(self, first: np.ndarray, last: np.ndarray):
+    def starts_ends(self, first: np.ndarray, last: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         """Byte range, in this encoding's flat data, of the rows first..last-1 (vectorised)."""
         if self.fixed:
             w = self.width
@@ -155,10 +163,12 @@ def with_presence(inner: Enc, valid: Optional[np.ndarray]) -> Enc:
         lens = inner.lengths() + 1
     else:
         if inner.fixed:
-            w = inner.mat.shape[1]
+            mat = inner.mat
+            assert mat is not None
+            w = mat.shape[1]
             full = np.empty((n, 1 + w), dtype=np.uint8)
             full[:, 0] = valid
-            full[:, 1:] = inner.mat
+            full[:, 1:] = mat
             mask = np.empty((n, 1 + w), dtype=bool)
             mask[:, 0] = True
             mask[:, 1:] = valid[:, None]
@@ -205,7 +215,7 @@ def _row_pieces(encs: Sequence[Enc], n: int) -> List[pa.Array]:
     """_pieces of every column, with the fixed-width slots that follow each other — and the 5-byte head (0x01, u32
     length) of a string without nulls after them — written into one matrix: Arrow's row-wise join costs per piece."""
     pieces: List[pa.Array] = []
-    run: list = []  # fixed Encs and head matrices, in row order
+    run: List[Any] = []  # fixed Encs and head matrices, in row order
 
     def flush() -> None:
         if run:
@@ -241,13 +251,15 @@ def _row_pieces(encs: Sequence[Enc], n: int) -> List[pa.Array]:
     return pieces
 
 
-def hash_rows_joined(encs: Sequence[Enc], n: int, h0=(0, 0), extra_len: int = 0):
+def hash_rows_joined(encs: Sequence[Enc], n: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
+                     ) -> Tuple[np.ndarray, np.ndarray]:
     """hash_rows for rows of different lengths (strings, nulls, nested values): Arrow joins each row's slots."""
     lengths = np.sum([e.lengths() for e in encs], axis=0) if encs else np.zeros(n, dtype=np.int64)
     return hash_joined(_row_pieces(encs, n), lengths, h0, extra_len)
 
 
-def hash_rows(encs: Sequence[Enc], n: int, h0=(0, 0), extra_len: int = 0):
+def hash_rows(encs: Sequence[Enc], n: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
+              ) -> Tuple[np.ndarray, np.ndarray]:
     """MurmurHash3_x64_128 of every row's concatenated bytes, continuing from state ``h0`` after ``extra_len``
     prefix bytes: (h1, h2) uint64 arrays."""
     if n == 0:
@@ -281,7 +293,7 @@ def _valid(arr: pa.Array) -> Optional[np.ndarray]:
     return bits[arr.offset:arr.offset + n].astype(bool)
 
 
-def _values(arr: pa.Array, dtype, index: int = 1) -> np.ndarray:
+def _values(arr: pa.Array, dtype: Any, index: int = 1) -> np.ndarray:
     n = len(arr)
     buf = arr.buffers()[index]
     if buf is None or n == 0:
@@ -323,7 +335,8 @@ def _bad(mask: np.ndarray, valid: Optional[np.ndarray]) -> bool:
     return bool(mask.any())
 
 
-def _whole(v: np.ndarray, factor: int, valid, path: str, t, what: str) -> np.ndarray:
+def _whole(v: np.ndarray, factor: int, valid: Optional[np.ndarray], path: str, t: pa.DataType, what: str
+           ) -> np.ndarray:
     """v // factor, requiring whole multiples of ``factor`` (no silent truncation)."""
     if _bad(v % factor != 0, valid):
         raise UnsupportedTypeError(
@@ -333,7 +346,7 @@ def _whole(v: np.ndarray, factor: int, valid, path: str, t, what: str) -> np.nda
     return v // factor
 
 
-def _scale(v: np.ndarray, factor: int, valid, path: str, t) -> np.ndarray:
+def _scale(v: np.ndarray, factor: int, valid: Optional[np.ndarray], path: str, t: pa.DataType) -> np.ndarray:
     lim = np.iinfo(np.int64).max // factor
     if _bad((v > lim) | (v < -lim), valid):
         raise UnsupportedTypeError(f"column {path}: {t} holds a value out of the range of microseconds in int64")
@@ -343,7 +356,7 @@ def _scale(v: np.ndarray, factor: int, valid, path: str, t) -> np.ndarray:
 _TO_MICROS = {"s": 1_000_000, "ms": 1000, "us": 1}
 
 
-def _micros(arr, valid, path):
+def _micros(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> np.ndarray:
     t = arr.type
     v = _values(arr, "<i8").astype(np.int64)
     if t.unit == "ns":
@@ -351,7 +364,7 @@ def _micros(arr, valid, path):
     return _scale(v, _TO_MICROS[t.unit], valid, path, t)
 
 
-def _fixed_value(arr: pa.Array, valid, path: str) -> Optional[np.ndarray]:
+def _fixed_value(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Optional[np.ndarray]:
     """The value layout of a fixed-width type as an (n, w) matrix, or None if the type is not fixed-width."""
     t = arr.type
     n = len(arr)
@@ -448,7 +461,7 @@ def _u32(counts: np.ndarray, path: str) -> np.ndarray:
     return _bytes_matrix(counts, "<u4")
 
 
-def _length_prefixed(n: int, valid, lengths: np.ndarray, src: np.ndarray, src_starts: np.ndarray,
+def _length_prefixed(n: int, valid: Optional[np.ndarray], lengths: np.ndarray, src: np.ndarray, src_starts: np.ndarray,
                      path: str, prefix: Optional[np.ndarray] = None) -> Enc:
     """Slots 0x01 || u32(prefix[i], default lengths[i]) || src[src_starts[i]:+lengths[i]] (0x00 for nulls)."""
     if valid is not None:
@@ -456,7 +469,7 @@ def _length_prefixed(n: int, valid, lengths: np.ndarray, src: np.ndarray, src_st
     return Enc(n, seg=(valid, lengths, src, src_starts, _u32(lengths if prefix is None else prefix, path)))
 
 
-def _element_ranges(arr: pa.Array, valid):
+def _element_ranges(arr: pa.Array, valid: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
     """(first, last) element indices (into arr's child) of each list/map, or empty for nulls."""
     t = arr.type
     n = len(arr)
@@ -482,7 +495,7 @@ def _element_ranges(arr: pa.Array, valid):
     return first, last
 
 
-def _child_window(first, last, child: pa.Array):
+def _child_window(first: np.ndarray, last: np.ndarray, child: pa.Array) -> Tuple[pa.Array, np.ndarray, np.ndarray]:
     """Restricts the child to the referenced elements: (child slice, first - lo, last - lo)."""
     nonempty = last > first
     if not nonempty.any():
@@ -531,7 +544,7 @@ def encode(arr: pa.Array, path: str) -> Enc:
     raise UnsupportedTypeError(f"column {path}: the Arrow type {t} is not supported by dsha-v1")
 
 
-def _encode_map(arr: pa.Array, valid, path: str) -> Enc:
+def _encode_map(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Enc:
     n = len(arr)
     first, last = _element_ranges(arr, valid)
     lo_hi = last > first

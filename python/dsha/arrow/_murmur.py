@@ -1,7 +1,8 @@
 """Vectorised MurmurHash3_x64_128 (SPEC.md §4.1) over many byte strings at once, in numpy uint64 arithmetic.
 
 Strings are laid out *padded* (``hash_joined``: Arrow joins each row with zero bytes, in C++): each starts at a
-multiple of 16 bytes and is followed by zero bytes up to ``(len // 16 + 1) * 16``. Every string then has ``len // 16`` full blocks and one zero-padded tail block, which is
+multiple of 16 bytes and is followed by zero bytes up to ``(len // 16 + 1) * 16``. Every string then has ``len //
+16`` full blocks and one zero-padded tail block, which is
 processed unconditionally: zero tail words are a no-op in MurmurHash3's tail step, so only the finalisation needs
 the true length. A common prefix (the 32-byte schema digest, two blocks) is hashed once and the state continued.
 """
@@ -41,7 +42,7 @@ def _mix_k2(k2: np.ndarray) -> np.ndarray:
     return k2 * C1
 
 
-def _block(h1, h2, k1, k2):
+def _block(h1: np.ndarray, h2: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     h1 = h1 ^ _mix_k1(k1)
     h1 = _rotl(h1, 27)
     h1 = h1 + h2
@@ -53,7 +54,7 @@ def _block(h1, h2, k1, k2):
     return h1, h2
 
 
-def _tail(h1, h2, k1, k2):
+def _tail(h1: np.ndarray, h2: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     # k2/k1 hold the zero-padded tail bytes; zero words leave h unchanged, as in the reference tail step.
     h2 = h2 ^ _mix_k2(k2)
     h1 = h1 ^ _mix_k1(k1)
@@ -68,7 +69,7 @@ def _fmix(k: np.ndarray) -> np.ndarray:
     return k ^ (k >> _S33)
 
 
-def _final(h1, h2, total_len: np.ndarray):
+def _final(h1: np.ndarray, h2: np.ndarray, total_len: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
     ln = total_len.astype(np.uint64)
     h1 = h1 ^ ln
     h2 = h2 ^ ln
@@ -93,7 +94,8 @@ def prefix_state(prefix: bytes) -> Tuple[int, int]:
     return int(h1[0]), int(h2[0])
 
 
-def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
+                ) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes the rows of ``mat``, an (n, P) uint8 matrix whose rows are byte strings of ``length`` bytes padded with
     zeros to P = (length // 16 + 1) * 16, continuing from state ``h0`` after ``extra_len`` prefix bytes.
     Returns (h1, h2) uint64 arrays."""
@@ -109,7 +111,7 @@ def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extr
 
 
 def hash_blocks(mat: np.ndarray, blocks: int, lengths: np.ndarray, h0: Tuple[int, int] = (0, 0),
-                extra_len: int = 0):
+                extra_len: int = 0) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes the rows of ``mat`` (m, (blocks + 1) * 16) uint8, each ``blocks`` full blocks then a zero-padded tail
     block, of the given true ``lengths``, continuing from state ``h0`` after ``extra_len`` prefix bytes."""
     words = mat.view("<u8")
@@ -128,7 +130,8 @@ def large_binary(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
                                              pa.py_buffer(np.ascontiguousarray(data))])
 
 
-def hash_joined(pieces: List[pa.Array], lengths: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+def hash_joined(pieces: List[pa.Array], lengths: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
+                ) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes the row-wise concatenations of ``pieces`` (large_binary arrays of n rows; row i is ``lengths[i]``
     bytes): Arrow joins each row and a zero pad that makes it a whole number of 16-byte blocks with at least one
     zero byte, in one C++ pass; rows of the same block count are then hashed together as a matrix, column by
@@ -157,7 +160,8 @@ def hash_joined(pieces: List[pa.Array], lengths: np.ndarray, h0: Tuple[int, int]
     return h1, h2
 
 
-def hash_many(data: bytes | np.ndarray, offsets: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0):
+def hash_many(data: bytes | np.ndarray, offsets: np.ndarray, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
+              ) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes the byte strings ``data[offsets[i]:offsets[i+1]]`` (a flat buffer and n+1 offsets)."""
     src = np.frombuffer(data, dtype=np.uint8) if isinstance(data, (bytes, bytearray, memoryview)) else data
     offsets = np.asarray(offsets, dtype=np.int64)
@@ -189,8 +193,8 @@ def scatter_segments(dst: np.ndarray, dst_starts: np.ndarray, src: np.ndarray, s
         before = int(ends[i0] - lengths[i0])
         i1 = int(np.searchsorted(ends, before + SCATTER_STEP, side="right"))
         if i1 <= i0:  # one segment longer than a step: a plain copy
-            d, s_, ln = int(dst_starts[i0]), int(src_starts[i0]), int(lengths[i0])
-            dst[d:d + ln] = src[s_:s_ + ln]
+            d, s_, one = int(dst_starts[i0]), int(src_starts[i0]), int(lengths[i0])
+            dst[d:d + one] = src[s_:s_ + one]
             i1 = i0 + 1
         else:
             ln = lengths[i0:i1]
@@ -199,7 +203,8 @@ def scatter_segments(dst: np.ndarray, dst_starts: np.ndarray, src: np.ndarray, s
         i0 = i1
 
 
-def _scatter(dst, dst_starts, src, src_starts, lengths, seg_begin, total) -> None:
+def _scatter(dst: np.ndarray, dst_starts: np.ndarray, src: np.ndarray, src_starts: np.ndarray, lengths: np.ndarray,
+             seg_begin: np.ndarray, total: int) -> None:
     if total == 0:
         return
     # int32 indices where they fit: half the memory and bandwidth of int64
@@ -224,7 +229,7 @@ def digests_to_bytes(h1: np.ndarray, h2: np.ndarray) -> np.ndarray:
     return out.view(np.uint8).reshape(len(h1), 16)
 
 
-def _limbs(h1: np.ndarray, h2: np.ndarray):
+def _limbs(h1: np.ndarray, h2: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     m = _U64(0xFFFFFFFF)
     s = _U64(32)
     return h1 & m, h1 >> s, h2 & m, h2 >> s
@@ -240,7 +245,8 @@ def sum128(h1: np.ndarray, h2: np.ndarray) -> int:
     return total % (1 << 128)
 
 
-def segmented_sum128(h1: np.ndarray, h2: np.ndarray, seg_starts: np.ndarray, seg_ends: np.ndarray):
+def segmented_sum128(h1: np.ndarray, h2: np.ndarray, seg_starts: np.ndarray, seg_ends: np.ndarray
+                     ) -> Tuple[np.ndarray, np.ndarray]:
     """Per segment [seg_starts[i], seg_ends[i]) of the digests, Σ mod 2^128 as (lo, hi) uint64 arrays."""
     m = _U64(0xFFFFFFFF)
     s = _U64(32)

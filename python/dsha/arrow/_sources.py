@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 
@@ -42,7 +42,7 @@ def _format_of_directory(path: str) -> str:
                      f"pass format= to read it as an empty table of a known format")
 
 
-def _dataset_format(fmt: str):
+def _dataset_format(fmt: str) -> Any:
     import pyarrow.dataset as ds
     fmt = _FORMATS.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else fmt
     if not isinstance(fmt, str):
@@ -62,7 +62,7 @@ def _dataset_format(fmt: str):
     return fmt
 
 
-def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None):
+def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> Any:
     import pyarrow.dataset as ds
     p = os.fspath(path)
     if not os.path.exists(p):
@@ -107,13 +107,14 @@ def _int96_as_instants(schema: pa.Schema, parquet_schema: Any) -> pa.Schema:
     return fixed if next(leaves, None) is None else schema
 
 
-def _parquet_format():
+def _parquet_format() -> Any:
     import pyarrow.dataset as ds
 
     return ds.ParquetFileFormat
 
 
-def _parquet_batches(dataset: Any, columns: Optional[Sequence[str]], batch_size: int):
+def _parquet_batches(dataset: Any, columns: Optional[Sequence[str]], batch_size: int
+                     ) -> Tuple[pa.Schema, Iterator[pa.RecordBatch]]:
     """A Parquet dataset's batches, one file after the other, each read as it is consumed (Arrow's dataset scanner
     decodes files ahead of a slower consumer: hundreds of MB for large files). INT96 columns as instants, per file."""
     import pyarrow.parquet as pq
@@ -135,12 +136,12 @@ def _parquet_batches(dataset: Any, columns: Optional[Sequence[str]], batch_size:
     return selected, gen()
 
 
-def column_names(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> list:
+def column_names(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> List[str]:
     """The top-level column names of the files at ``path``, read from their metadata (no rows are read)."""
     return list(open_dataset(path, format=format, partitioning=partitioning).schema.names)
 
 
-def _rebatch(batches, batch_size: int) -> Iterator[pa.RecordBatch]:
+def _rebatch(batches: Iterable[pa.RecordBatch], batch_size: int) -> Iterator[pa.RecordBatch]:
     for b in batches:
         if b.num_rows <= batch_size:
             yield b
@@ -149,7 +150,7 @@ def _rebatch(batches, batch_size: int) -> Iterator[pa.RecordBatch]:
                 yield b.slice(i, batch_size)
 
 
-def _polars_lazy(lf: Any, batch_size: int):
+def _polars_lazy(lf: Any, batch_size: int) -> Any:
     """A polars LazyFrame: streamed with ``collect_batches`` where polars has it, else collected."""
     if not hasattr(lf, "collect_batches"):
         return lf.collect().to_arrow()
@@ -159,7 +160,7 @@ def _polars_lazy(lf: Any, batch_size: int):
         return lf.collect().to_arrow()
     head = first.to_arrow()
 
-    def batches():
+    def batches() -> Iterator[pa.RecordBatch]:
         yield from head.to_batches()
         for f in frames:
             yield from f.to_arrow().to_batches()
@@ -218,7 +219,7 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
         idx = [schema.get_field_index(c) for c in cols]
         sel = pa.schema([schema.field(i) for i in idx])
 
-        def gen():
+        def gen() -> Iterator[pa.RecordBatch]:
             for b in obj:
                 yield pa.RecordBatch.from_arrays([b.column(i) for i in idx], schema=sel)
         return sel, _rebatch(gen(), bs)
@@ -229,7 +230,7 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
                     f"Parquet/ORC/CSV/JSON/Arrow IPC files")
 
 
-def _select(schema: pa.Schema, columns: Optional[Sequence[str]]):
+def _select(schema: pa.Schema, columns: Optional[Sequence[str]]) -> List[str]:
     names = list(schema.names)
     if columns is None:
         return names

@@ -6,10 +6,7 @@ from typing import List, Sequence
 import pyarrow as pa
 import pyarrow.types as pat
 
-
-class UnsupportedTypeError(ValueError):
-    """An Arrow type (or value) that dsha-v1 cannot hash; the message names the column path and the Arrow type."""
-
+from dsha.errors import UnsupportedTypeError
 
 _EXTENSION_TYPE = getattr(pa, "BaseExtensionType", pa.ExtensionType)
 
@@ -43,9 +40,7 @@ def storage_type(t: pa.DataType) -> pa.DataType:
     while True:
         if isinstance(t, _EXTENSION_TYPE):
             t = t.storage_type
-        elif pat.is_dictionary(t):
-            t = t.value_type
-        elif _is("is_run_end_encoded", t):
+        elif pat.is_dictionary(t) or _is("is_run_end_encoded", t):
             t = t.value_type
         else:
             return t
@@ -123,4 +118,4 @@ def schema_string(schema: pa.Schema) -> str:
     return struct_type(schema.names, schema.types, "")
 
 
-__all__ = ["UnsupportedTypeError", "canonical_type", "schema_string", "canonical_order", "storage_type"]
+__all__ = ["UnsupportedTypeError", "canonical_order", "canonical_type", "schema_string", "storage_type"]

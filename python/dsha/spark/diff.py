@@ -12,9 +12,17 @@ import math
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from dsha.files import DshaWarning
+from dsha.dependencies import F, pyspark_types
+from dsha.errors import DiffError, DshaWarning
+from dsha.spark.session import ensure_loaded, translate_errors
+
+if TYPE_CHECKING:
+    from dsha.spark.types import DataFrameLike
+
+__all__ = ["DEFAULT_CELLS", "DEFAULT_MAX_CELLS", "MAX_CELLS", "Diff", "DiffError", "SchemaDifference", "cells_for",
+           "diff", "schema_difference"]
 
 # Cells of the first sketch (3·2^14: 2.25 MiB per task, decodes about 35,000 distinct differing rows) and the most a
 # retry may use (3·2^18: 36 MiB per task, about 600,000); beyond it the diff falls back to a join of digest counts.
@@ -25,10 +33,6 @@ MAX_CELLS = 1 << 24
 _DIGEST = "__dsha_digest"
 _COUNT = "__dsha_count"
 _SIDE = "__dsha_side"
-
-
-class DiffError(ValueError):
-    """A diff that cannot be computed as asked: a missing key or column, DataFrames of different sessions."""
 
 
 @dataclass(frozen=True)
@@ -64,8 +68,8 @@ class Diff:
     ``right_value``, values as strings). ``columns`` counts, per column, the differing rows that differ in it; without
     a key a column counts the values of the left's excess rows that the right's excess rows do not have, or the
     reverse, whichever is more. With ``column_digests=True``, ``column_digests`` says per column whether the multiset
-    of its values is the same on both sides (SPEC.md §17.1), known before any row is read. The differing rows are cached (in memory, spilling to
-    disk) until ``unpersist()``; a ``with`` block unpersists them at its end.
+    of its values is the same on both sides (SPEC.md §17.1), known before any row is read. The differing rows are
+    cached (in memory, spilling to disk) until ``unpersist()``; a ``with`` block unpersists them at its end.
     """
 
     equal: bool
@@ -85,11 +89,11 @@ class Diff:
     cells_used: Optional[int] = None
     distinct_differences: Optional[int] = None
     schema_difference: Optional[SchemaDifference] = None
-    only_left: Any = None
-    only_right: Any = None
-    changed: Any = None
-    _cached: list = field(default_factory=list, repr=False)
-    _columns_from: Any = field(default=None, repr=False)
+    only_left: Optional[DataFrameLike] = None
+    only_right: Optional[DataFrameLike] = None
+    changed: Optional[DataFrameLike] = None
+    _cached: List[DataFrameLike] = field(default_factory=list, repr=False)
+    _columns_from: Optional[Callable[[], Dict[str, int]]] = field(default=None, repr=False)
 
     def __bool__(self) -> bool:
         return self.equal
@@ -117,7 +121,7 @@ class Diff:
             df.unpersist()
         self._cached.clear()
 
-    def __enter__(self) -> "Diff":
+    def __enter__(self) -> Diff:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -135,6 +139,9 @@ class Diff:
         return out
 
     def explain(self) -> str:
+        """What differs, for people, in a few lines: the schema difference; or "equal" with the digest and row
+        count; or the row counts of each side, the rows only on one side and (with a key) changed, the columns that
+        differ (by their differing rows, and by their column digests when computed) and the method used."""
         if self.schema_difference:
             return self.schema_difference.explain()
         if self.equal:
@@ -163,7 +170,7 @@ def _type_names(df: Any) -> Dict[str, str]:
     return {f.name: f.dataType.simpleString() for f in df.schema.fields}
 
 
-def schema_difference(left: Any, right: Any) -> SchemaDifference:
+def schema_difference(left: DataFrameLike, right: DataFrameLike) -> SchemaDifference:
     """Columns added (only right), removed (only left) and retyped, by name; nullability is not part of a schema
     (SPEC.md §2)."""
     lt, rt = _type_names(left), _type_names(right)
@@ -226,17 +233,19 @@ def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dic
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
         # Both sketches in one job (a union, not a join that would broadcast one of them), subtracted and decoded.
         # Written as SQL text: three Datasets to analyse instead of eight (~50 ms less on the driver per pass).
-        sketch = lambda df, i: df.selectExpr("dsha_sketch(*) AS s", f"{i} AS i")  # noqa: E731
+        sketch = lambda df, i: df.selectExpr("dsha_sketch(*) AS s", f"{i} AS i")
         fields = ["decoded", "cells", "cells_used", "estimate", "left_rows", "right_rows", "left_digest",
                   "right_digest", "columns"]
         row = (sketch(left, 0).unionByName(sketch(right, 1))
                .selectExpr("dsha_sketch_diff(max(IF(i = 0, s, NULL)), max(IF(i = 1, s, NULL))) AS d")
                .selectExpr(*[f"d.{f} AS {f}" for f in fields], *[f"{e} AS {name}" for name, e in _DECODED.items()])
                .first())
-    return row.asDict()
+    assert row is not None  # a global aggregate has one row
+    return row.asDict()  # type: ignore[no-any-return]
 
 
-def diff(left: Any, right: Any, key: Optional[Sequence[str]] = None, columns: Optional[Sequence[str]] = None, *,
+def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
+         columns: Union[str, Sequence[str], None] = None, *,
          column_digests: bool = False, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
     """Compares two DataFrames row by row, without a key: which rows are only on one side, how many times, and (with
     ``key=[...]``) which columns changed. Classic and Spark Connect sessions alike.
@@ -248,10 +257,6 @@ def diff(left: Any, right: Any, key: Optional[Sequence[str]] = None, columns: Op
     columns differ, known before any row is read; one more hash per value, about the time of another ``dsha``).
     ``columns`` counts per column from the differing rows, exactly, either way.
     """
-    from pyspark.sql import functions as F
-
-    from dsha._session import ensure_loaded, translate_errors
-
     if left.sparkSession is not right.sparkSession:
         raise DiffError("dsha.diff compares DataFrames of one Spark session")
     for name, n in (("cells", cells), ("max_cells", max_cells)):
@@ -282,11 +287,10 @@ def diff(left: Any, right: Any, key: Optional[Sequence[str]] = None, columns: Op
                     method="schema", schema_difference=schemas)
     right = right.select(*map(_quote, left.columns))  # the left's column order (digests do not depend on it)
     with translate_errors():
-        return _diff(left, right, key, column_digests, cells, max_cells, F)
+        return _diff(left, right, key, column_digests, cells, max_cells)
 
 
-def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int,
-          F: Any) -> Diff:
+def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int) -> Diff:
     d = _sketch_pass(left, right, cells, column_digests)
     result = Diff(equal=d["left_digest"] == d["right_digest"], left_rows=d["left_rows"], right_rows=d["right_rows"],
                   left_digest=d["left_digest"], right_digest=d["right_digest"], key=key, sketch_cells=d["cells"],
@@ -296,7 +300,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         result.cells_used, result.distinct_differences = (d["cells_used"], 0) if d["decoded"] else (None, 0)
         result.only_left, result.only_right = left.limit(0), right.limit(0)
         if key:
-            result.changed = _changed_frame(left.limit(0), left.limit(0), key, F)
+            result.changed = _changed_frame(left.limit(0), left.limit(0), key)
         return result
     passes = 1
     while not d["decoded"]:
@@ -316,15 +320,15 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
         partitions = max(1, min(64, sum(expected) // 20000 + 1))
         with _settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
-            rows, got = _fetch(result, left, right, d, expected, partitions, F)
+            rows, got = _fetch(result, left, right, d, expected, partitions)
             if got == expected:
-                return _report(result, rows, left.columns, got, partitions, key, F)
+                return _report(result, rows, left.columns, got, partitions, key)
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
-        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, F), F))
-        return _report(result, rows, left.columns, _side_counts(rows), 0, key, F)
+        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right)))
+        return _report(result, rows, left.columns, _side_counts(rows), 0, key)
     result.unpersist()
     raise RuntimeError(
         f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
@@ -333,7 +337,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
 
 
 def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], partitions: int,
-            key: Optional[List[str]], F: Any) -> Diff:
+            key: Optional[List[str]]) -> Diff:
     """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs.
     ``partitions``: the shuffle partitions of jobs over those rows (0: the session's)."""
     data = [_quote(c) for c in names]
@@ -347,22 +351,22 @@ def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], par
         def column_counts() -> Dict[str, int]:
             small = {"spark.sql.shuffle.partitions": str(partitions)} if partitions else {}
             with _settings(spark, small):
-                return _column_counts(rows, names, F)
+                return _column_counts(rows, names)
 
         result._columns_from = column_counts
         return result
-    _pair_by_key(result, only_left, only_right, key, F)
+    _pair_by_key(result, only_left, only_right, key)
     return result
 
 
-def _digest(df: Any, F: Any) -> Any:
+def _digest(df: Any) -> Any:
     """``df`` with its row digest (the same as in its sketch: the same columns, by name)."""
     return df.withColumn(_DIGEST, F.call_function("logical_hash", *[F.col(_quote(c)) for c in df.columns]))
 
 
-def _digest_counts(left: Any, right: Any, F: Any) -> Any:
+def _digest_counts(left: Any, right: Any) -> Any:
     """Fallback: the signed excess of every row digest, from a full outer join of per-digest counts."""
-    counted = lambda df, sign: (_digest(df, F).groupBy(_DIGEST)  # noqa: E731
+    counted = lambda df, sign: (_digest(df).groupBy(_DIGEST)
                                 .agg((F.count(F.lit(1)) * sign).alias(_COUNT)))
     both = counted(left, 1).unionByName(counted(right, -1))
     return both.groupBy(_DIGEST).agg(F.sum(_COUNT).alias(_COUNT)).filter(F.col(_COUNT) != 0)
@@ -375,8 +379,8 @@ def _cached(result: Diff, rows: Any) -> Any:
     return rows
 
 
-def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tuple[int, int], partitions: int,
-           F: Any) -> Tuple[Any, Tuple[int, int]]:
+def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tuple[int, int],
+           partitions: int) -> Tuple[Any, Tuple[int, int]]:
     """The differing rows named by the decoded digests (cached), and the rows found on each side."""
     digests = bytes.fromhex(d["left_hex"]), bytes.fromhex(d["right_hex"])
     words = _words(d["left_words"]), _words(d["right_words"])
@@ -384,7 +388,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     if d["entries"] is None:
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
-        rows = _filtered_rows(left, right, digests, words, columns, F)
+        rows = _filtered_rows(left, right, digests, words, columns)
         if partitions == 1:
             # Few rows: in one hash partition, which Spark then counts or aggregates in one stage, not two jobs.
             rows = rows.repartition(1, _SIDE)
@@ -397,7 +401,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     else:
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
     counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
-    rows = _cached(result, _differing_rows(left, right, counts, F, digests=digests, words=words,
+    rows = _cached(result, _differing_rows(left, right, counts, digests=digests, words=words,
                                            partitions=partitions))
     return rows, _side_counts(rows)
 
@@ -410,7 +414,7 @@ def _words(text: Optional[str]) -> Optional[bytes]:
     return b"".join(int(text[i:i + 8], 16).to_bytes(4, "little") for i in range(0, len(text), 8))
 
 
-def _in_digests(df: Any, digests: bytes, columns: List[Any], F: Any, words: Optional[bytes] = None) -> Any:
+def _in_digests(df: Any, digests: bytes, columns: List[Any], words: Optional[bytes] = None) -> Any:
     """The rows of ``df`` (whose columns are ``columns``) whose row digest is one of ``digests`` (concatenated). With
     the filter words of those digests' rows, only the rows whose filter word is one of them are hashed."""
     in_digests = F.call_function("logical_hash_in", F.lit(bytearray(digests)), *columns)
@@ -420,25 +424,26 @@ def _in_digests(df: Any, digests: bytes, columns: List[Any], F: Any, words: Opti
 
 
 def _filtered_rows(left: Any, right: Any, digests: Tuple[bytes, bytes], words: Tuple[Optional[bytes], ...],
-                   columns: List[Any], F: Any) -> Any:
+                   columns: List[Any]) -> Any:
     """The rows of each side whose digest is in excess there, as often as the side holds them, tagged by side."""
-    return (_in_digests(left, digests[0], columns, F, words[0]).withColumn(_SIDE, F.lit("left"))
-            .unionByName(_in_digests(right, digests[1], columns, F, words[1]).withColumn(_SIDE, F.lit("right"))))
+    return (_in_digests(left, digests[0], columns, words[0]).withColumn(_SIDE, F.lit("left"))
+            .unionByName(_in_digests(right, digests[1], columns, words[1]).withColumn(_SIDE, F.lit("right"))))
 
 
-def _differing_rows(left: Any, right: Any, counts: Any, F: Any, digests: Optional[Tuple[bytes, bytes]] = None,
+def _differing_rows(left: Any, right: Any, counts: Any, digests: Optional[Tuple[bytes, bytes]] = None,
                     words: Tuple[Optional[bytes], ...] = (None, None), partitions: int = 0) -> Any:
     """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
     ``digests``: the digests in excess on each side (concatenated), when known: each side is then first filtered by
     ``logical_hash_in`` of its digests (no digest made a value, no join of the whole table), else joined with
-    ``counts``; ``words``: their rows' filter words on each side, when valid (fewer rows hashed). ``partitions``: how many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
+    ``counts``; ``words``: their rows' filter words on each side, when valid (fewer rows hashed). ``partitions``: how
+    many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
     def side(df: Any, name: str, sign: int) -> Any:
         wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
         if digests is not None:
             mine, filter_words = (digests[0], words[0]) if sign > 0 else (digests[1], words[1])
-            df = _in_digests(df, mine, [F.col(_quote(c)) for c in df.columns], F, filter_words)
+            df = _in_digests(df, mine, [F.col(_quote(c)) for c in df.columns], filter_words)
             wanted = F.broadcast(wanted)
-        joined = _digest(df, F).join(wanted, _DIGEST)
+        joined = _digest(df).join(wanted, _DIGEST)
         if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
             joined = joined.repartition(partitions, _DIGEST)
         one = joined.dropDuplicates([_DIGEST])  # rows of one digest are canonically equal: keep one, then repeat it
@@ -455,7 +460,7 @@ def _side_counts(rows: Any) -> Tuple[int, int]:
     return int(found["l"]), int(found["r"])
 
 
-def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
+def _column_counts(rows: Any, columns: List[str]) -> Dict[str, int]:
     """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
     by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
     column."""
@@ -472,17 +477,14 @@ def _column_counts(rows: Any, columns: List[str], F: Any) -> Dict[str, int]:
 
 
 def _value_text(col: Any, dtype: Any) -> Any:
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType
-
-    return F.hex(col) if isinstance(dtype, BinaryType) else col.cast("string")
+    return F.hex(col) if isinstance(dtype, pyspark_types.BinaryType) else col.cast("string")
 
 
-def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], F: Any) -> Any:
+def _changed_frame(paired_left: Any, paired_right: Any, key: List[str]) -> Any:
     """One row per differing column of each pair: key columns, column, left_value, right_value (as strings)."""
     value_columns = [f for f in paired_left.schema.fields if f.name not in key]
-    l, r = paired_left.alias("l"), paired_right.alias("r")
-    pairs = l.join(r, _and([F.col("l." + _quote(k)).eqNullSafe(F.col("r." + _quote(k))) for k in key]))
+    lt, rt = paired_left.alias("l"), paired_right.alias("r")
+    pairs = lt.join(rt, _and([F.col("l." + _quote(k)).eqNullSafe(F.col("r." + _quote(k))) for k in key]))
     if not value_columns:
         return pairs.select(*[F.col("l." + _quote(k)).alias(k) for k in key],
                             F.lit(None).cast("string").alias("column"), F.lit(None).cast("string").alias("left_value"),
@@ -506,11 +508,12 @@ def _and(terms: List[Any]) -> Any:
     return out
 
 
-def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], F: Any) -> None:
+def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str]) -> None:
     """Pairs the differing rows whose key is once on each side into ``changed``; keys on several differing rows of a
     side (and on the other side too) are counted in ``duplicate_keys`` and left unpaired."""
     tagged = (only_left.select(*map(_quote, key)).withColumn("__l", F.lit(1)).withColumn("__r", F.lit(0))
-              .unionByName(only_right.select(*map(_quote, key)).withColumn("__l", F.lit(0)).withColumn("__r", F.lit(1))))
+              .unionByName(only_right.select(*map(_quote, key)).withColumn("__l", F.lit(0))
+                           .withColumn("__r", F.lit(1))))
     per_key = tagged.groupBy(*map(_quote, key)).agg(F.sum("__l").alias("nl"), F.sum("__r").alias("nr"))
     stats = per_key.agg(
         F.sum(F.when((F.col("nl") == 1) & (F.col("nr") == 1), 1).otherwise(0)).alias("paired"),
@@ -531,7 +534,7 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
     result.only_left, result.only_right = unpaired_left, unpaired_right
     result.only_left_count = int(unpaired_left.count())
     result.only_right_count = int(unpaired_right.count())
-    result.changed = _changed_frame(paired_left, paired_right, key, F)
+    result.changed = _changed_frame(paired_left, paired_right, key)
     per_column = {r["column"]: int(r["n"]) for r in
                   result.changed.groupBy("column").agg(F.count(F.lit(1)).alias("n")).collect()}
     result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}

@@ -9,14 +9,27 @@ directory (local, file:, or any Hadoop path) or table:NAME. "Never recorded" exi
 """
 from __future__ import annotations
 
+import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, List, Union
+
+from dsha.cli import exit_codes
+from dsha.cli.args import check_sources
+from dsha.core.paths import local_path
+from dsha.errors import UsageError
+from dsha.inputs import Path
+from dsha.skip import changed
+from dsha.store import open_store
+
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
+
+__all__ = ["COMMANDS", "add_parsers", "run", "validate"]
 
 COMMANDS = ("check", "record")
-EXIT_UNCHANGED, EXIT_CHANGED = 0, 1
 
 
-def add_parsers(sub: Any, common: Any) -> None:
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     help_text = {"check": "has anything changed since `dsha record`? (exit 0 no, 1 yes or never recorded, 2 error)",
                  "record": "record the inputs' fingerprints as the step's last run"}
     for command in COMMANDS:
@@ -30,27 +43,21 @@ def add_parsers(sub: Any, common: Any) -> None:
                             "read): may report a change that is none, never misses one it can see (README)")
 
 
-def validate(args: Any) -> None:
+def validate(args: argparse.Namespace) -> None:
     """What can be checked before Spark starts: the options and the local input paths."""
-    from dsha.cli import UsageError, _check_local, _local
-    from dsha.store import open_store
-
     if args.columns:
         raise UsageError(f"--columns is not supported by dsha {args.command}")
-    for source in args.inputs:
-        if not source.startswith("table:"):
-            _check_local(source)
-    if not args.store.startswith("table:") and _local(args.store) is not None:  # a bad store: exit 2 at once
+    check_sources(args.inputs)
+    if not args.store.startswith("table:") and local_path(args.store) is not None:  # a bad store: exit 2 at once
         open_store(args.store).latest(args.name)
 
 
-def run(args: Any, spark: Any) -> int:
-    import dsha
-
-    inputs = [i if i.startswith("table:") else dsha.Path(i, args.format) for i in args.inputs]
-    changes = dsha.changed(inputs, store=args.store, name=args.name, version=args.code_version, spark=spark,
+def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
+    inputs: List[Union[str, Path]] = [i if i.startswith("table:") else Path(i, args.format) for i in args.inputs]
+    changes = changed(inputs, store=args.store, name=args.name, version=args.code_version, spark=spark,
                            exact=not args.approximate)
-    fingerprints = {k: {"kind": i.kind, "format": i.format, "digest": i.fingerprint.digest, "rows": i.fingerprint.rows}
+    fingerprints: Dict[str, Dict[str, Any]] = {
+        k: {"kind": i.kind, "format": i.format, "digest": i.fingerprint.digest, "rows": i.fingerprint.rows}
                     for k, i in changes.current.inputs.items()}
     if args.command == "record":
         record = changes.record()
@@ -59,7 +66,7 @@ def run(args: Any, spark: Any) -> int:
         else:
             for key, i in record.inputs.items():
                 print(f"{i.fingerprint.digest}  {key}  ({i.fingerprint.rows} rows)")
-        return EXIT_UNCHANGED
+        return exit_codes.OK
     if args.json:
         print(json.dumps({"name": args.name, "changed": bool(changes),
                           "recorded_at": changes.previous.recorded_at if changes.previous else None,
@@ -67,4 +74,4 @@ def run(args: Any, spark: Any) -> int:
                           "inputs": fingerprints}))
     else:
         print(("changed:\n  " + changes.explain().replace("\n", "\n  ")) if changes else changes.explain())
-    return EXIT_CHANGED if changes else EXIT_UNCHANGED
+    return exit_codes.CHANGED if changes else exit_codes.UNCHANGED

@@ -16,31 +16,40 @@ vector's identity; the cache ``state`` (a JSON file outside the table) keeps the
 """
 from __future__ import annotations
 
-import base64
+import hashlib
 import json
-import os
-import tempfile
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+import struct
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 from urllib.parse import unquote, urlparse
 
-from dsha.files import PathFingerprint, _jvm_api, _warn
-from dsha._units import Unit, replaced_state
-from dsha.fingerprint import Fingerprint
-from dsha.states import StateError, _varint, merge, parse
-from dsha.states import state as _df_state
+from dsha.core.fingerprint import PathFingerprint
+from dsha.core.meta import table_meta_fingerprint
+from dsha.core.states import parse
+from dsha.dependencies import F, pyspark_sql
+from dsha.functions import dsha_state
+from dsha.spark.bridge import jvm_api
+from dsha.spark.digests import empty_state
+from dsha.tables.units import CacheFormat, Cover, Groups, Unit, load_cache, result, save_cache
 
-CACHE_FORMAT = "dsha-delta-states"
-CACHE_VERSION = 1
+if TYPE_CHECKING:
+    from dsha.spark.types import DataFrameLike, SparkSessionLike
+
+__all__ = ["fingerprint_delta"]
 
 # A file's identity in the log: (path as written in the log, URL-decoded; deletion vector identity or "").
 Key = Tuple[str, str]
+
+CACHE = CacheFormat[Key](name="dsha-delta-states", caller="dsha.fingerprint_delta", table_kind="Delta table",
+                         id_field="table_id", id_label="id", version_field="log_version",
+                         encode=lambda k: list(k), decode=lambda k: (k[0], k[1]))
 
 
 def _dv_id(dv: Optional[Dict[str, Any]]) -> str:
     """A deletion vector's identity (Delta protocol: storageType, pathOrInlineDv and offset name its bytes)."""
     if not dv:
         return ""
-    return f"{dv.get('storageType')}:{dv.get('pathOrInlineDv')}:{dv.get('offset') if dv.get('offset') is not None else ''}"
+    offset = dv.get("offset")
+    return f"{dv.get('storageType')}:{dv.get('pathOrInlineDv')}:{offset if offset is not None else ''}"
 
 
 def _key(path: str, dv: Optional[Dict[str, Any]]) -> Key:
@@ -94,10 +103,7 @@ def _snapshot(spark: Any, path: str, version: Optional[int]) -> Tuple[Any, Any, 
 def _files(spark: Any, snap: Any) -> List[Tuple[Key, str, str]]:
     """The version's files: (key, path as in the log, partition values JSON). Reads the log (checkpoint and
     commits, as Delta's snapshot does), not the data."""
-    from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
-
-    df = DataFrame(snap.allFiles(), spark)
+    df = pyspark_sql.DataFrame(snap.allFiles(), spark)
     rows = df.select("path", F.to_json("deletionVector").alias("dv"),
                      F.to_json("partitionValues").alias("pv")).collect()
     return [(_key(r["path"], json.loads(r["dv"]) if r["dv"] else None), r["path"], r["pv"] or "{}") for r in rows]
@@ -107,7 +113,7 @@ def _commit_actions(spark: Any, log: Any, version: int) -> Optional[List[Dict[st
     """The actions of one commit (``_delta_log/<version>.json``), or None if the file is gone (log cleanup) or
     unreadable: then no group is derived from it, and the files it added are read."""
     jvm = spark.sparkContext._jvm
-    f = jvm.org.apache.hadoop.fs.Path(log.logPath(), "%020d.json" % version)
+    f = jvm.org.apache.hadoop.fs.Path(log.logPath(), f"{version:020d}.json")
     try:
         fs = f.getFileSystem(spark._jsc.hadoopConfiguration())
         if not fs.exists(f):
@@ -118,7 +124,7 @@ def _commit_actions(spark: Any, log: Any, version: int) -> Optional[List[Dict[st
         finally:
             stream.close()
         return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except Exception:  # noqa: BLE001 - a commit we cannot read only costs re-reading
+    except Exception:
         return None
 
 
@@ -127,21 +133,16 @@ def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[st
     """One Spark job: the state of each of ``paths`` (log paths) at this version, deletion vectors applied.
     Reads just those files (a DataFrame over their AddFiles, as Delta's own DML does); a file without rows has
     None."""
-    from pyspark.sql import DataFrame
-    from pyspark.sql import functions as F
-
-    from dsha.functions import dsha_state
-
     jvm = spark.sparkContext._jvm
     df = None
     try:
         wanted = F.col("path").isin(list(paths))._jc
         adds = snap.allFiles().where(wanted).collectAsList()
         seq = jvm.scala.collection.JavaConverters.asScalaBufferConverter(adds).asScala().toSeq()
-        df = DataFrame(_invoke(jvm, log, "createDataFrame", snap, seq), spark)
+        df = pyspark_sql.DataFrame(_invoke(jvm, log, "createDataFrame", snap, seq), spark)
         if df.schema != df_full.schema:
             df = None
-    except Exception:  # noqa: BLE001 - fall back to the table read filtered by file (correct, reads more)
+    except Exception:
         df = None
     if df is None:
         warnings.append("dsha.fingerprint_delta: this Delta Lake cannot read a chosen set of files "
@@ -171,42 +172,9 @@ def _normal(uri: str) -> str:
 
 # -- the cache -----------------------------------------------------------------------------------------------------
 
-
-
-def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[str]
-                ) -> Tuple[List[Unit], Optional[int], bool]:
-    """(units of the read schema, the log version the cache has processed, whether those units hold exactly the
-    files of that version)."""
-    if not file or not os.path.exists(file):
-        return [], None, False
-    try:
-        with open(file, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        if doc.get("format") != CACHE_FORMAT or doc.get("version") != CACHE_VERSION:
-            raise ValueError(f"not a {CACHE_FORMAT} v{CACHE_VERSION} file")
-        if doc.get("table_id") != table_id:
-            warnings.append(f"dsha.fingerprint_delta: the state file {file} is for another Delta table "
-                            f"(id {doc.get('table_id')}, this one {table_id}): ignored, and replaced")
-            return [], None, False
-        units = []
-        for u in doc.get("schemas", {}).get(schema, []):
-            s = base64.b64decode(u["state"]) if u.get("state") else None
-            if s is not None:
-                parse(s)
-            units.append(Unit(frozenset((k[0], k[1]) for k in u["files"]), s))
-        listed = doc.get("listed") or {}
-        complete = listed.get("schema") == schema and listed.get("files_sha256") == _files_digest(units)
-        return units, doc.get("log_version"), complete
-    except (OSError, ValueError, KeyError, TypeError, StateError) as e:
-        warnings.append(f"dsha.fingerprint_delta: the state file {file} is unreadable ({e}): ignored")
-        return [], None, False
-
-
-def _files_digest(units: Iterable[Unit]) -> str:
+def _files_digest(units: Iterable[Unit[Key]]) -> str:
     """SHA-256 of the units' file keys, sorted (SPEC.md §14): a cache whose units were edited or truncated is not
     taken as the version's file list (its states are still used where they match)."""
-    import hashlib
-
     h = hashlib.sha256()
     for path, dv in sorted(k for u in units for k in u.keys):
         for text in (path, dv):
@@ -215,30 +183,24 @@ def _files_digest(units: Iterable[Unit]) -> str:
     return h.hexdigest()
 
 
-def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: Iterable[Unit],
+def _load_cache(file: Optional[str], table_id: str, schema: str, warnings: List[str]
+                ) -> Tuple[List[Unit[Key]], Optional[int], bool]:
+    """(units of the read schema, the log version the cache has processed, whether those units hold exactly the
+    files of that version)."""
+    doc, units, log_version = load_cache(CACHE, file, table_id, schema, warnings)
+    if doc is None:
+        return [], None, False
+    listed = doc.get("listed") or {}
+    complete = (isinstance(listed, dict) and listed.get("schema") == schema
+                and listed.get("files_sha256") == _files_digest(units))
+    return units, log_version, complete
+
+
+def _save_cache(file: str, table_id: str, table_uri: str, schema: str, units: List[Unit[Key]],
                 log_version: int, complete: bool) -> None:
-    doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
-                           "table": table_uri, "table_id": table_id, "log_version": log_version,
-                           "listed": None, "schemas": {}}
-    if complete:
-        doc["listed"] = {"schema": schema, "files_sha256": _files_digest(units)}
-    if os.path.exists(file):  # keep the entries of other schemas (time travel across a schema change)
-        try:
-            with open(file, encoding="utf-8") as fh:
-                old = json.load(fh)
-            if old.get("format") == CACHE_FORMAT and old.get("table_id") == table_id:
-                doc["schemas"] = {k: v for k, v in old.get("schemas", {}).items() if k != schema}
-        except (OSError, ValueError):
-            pass
-    doc["schemas"][schema] = [
-        {"files": sorted([list(k) for k in u.keys]),
-         "state": base64.b64encode(u.state).decode("ascii") if u.state is not None else None}
-        for u in sorted(units, key=lambda u: sorted(u.keys))]
-    d = os.path.dirname(os.path.abspath(file))
-    fd, tmp = tempfile.mkstemp(prefix=".dsha-delta-", dir=d)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, separators=(",", ":"))
-    os.replace(tmp, file)
+    listed = {"schema": schema, "files_sha256": _files_digest(units)} if complete else None
+    save_cache(CACHE, file, {"table": table_uri, "table_id": table_id, "log_version": log_version, "listed": listed},
+               schema, units)
 
 
 def _listing_from_commits(spark: Any, log: Any, units: List[Unit], start: int, end: int,
@@ -265,11 +227,7 @@ def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List
                          commits: Optional[Dict[int, List[Dict[str, Any]]]] = None) -> List[Unit]:
     """Groups of the dataChange=false commits in (start, end]: per partition, the added files get the merged
     state of the removed ones, when the removed ones are exactly covered by known units."""
-    new: List[Unit] = []
-    by_key: Dict[Key, Unit] = {}
-    for u in units:
-        for k in u.keys:
-            by_key[k] = u
+    groups = Groups(units)
     for v in range(start + 1, end + 1):
         actions = (commits or {}).get(v) or _commit_actions(spark, log, v)
         if actions is None:
@@ -291,18 +249,8 @@ def _groups_from_commits(spark: Any, log: Any, start: int, end: int, units: List
             parts.setdefault(json.dumps(pv, sort_keys=True), ([], []))[1].append(_key(r["path"],
                                                                                      r.get("deletionVector")))
         for added, removed in parts.values():
-            if not added or not removed:
-                continue
-            ok, state = replaced_state(removed, by_key)
-            if not ok:
-                continue
-            g = Unit(frozenset(added) - set(removed), state)
-            if not g.keys:
-                continue
-            new.append(g)
-            for k in g.keys:
-                by_key[k] = g
-    return new
+            groups.add(added, removed)
+    return groups.new
 
 
 # -- the API -------------------------------------------------------------------------------------------------------
@@ -330,26 +278,16 @@ def _data_version(spark: Any, log: Any, v: int) -> int:
     return v
 
 
-META_ALGORITHM, META_CODE = "dsha-meta-v1", 0x3D5A80
-
-
-def _metadata_fingerprint(spark: Any, log: Any, snap: Any, v: int, df_full: Any) -> PathFingerprint:
+def _metadata_fingerprint(spark: SparkSessionLike, log: Any, snap: Any, v: int,
+                          df_full: DataFrameLike) -> PathFingerprint:
     """dsha-meta-v1 of a Delta version (SPEC.md §13.1): the table id, its read schema and its data version."""
-    import hashlib
-    import struct
-
-    zero = parse(_df_state(df_full.limit(0)))  # the canonical schema, from Spark; no file is read for 0 rows
-    table_id = str(snap.metadata().id()).encode("utf-8")
-    data_version = _data_version(spark, log, v)
-    meta = hashlib.sha256(b"dsha-meta-v1:delta" + zero.schema_digest + struct.pack("<I", len(table_id)) + table_id
-                          + struct.pack("<Q", data_version)).digest()
-    multihash = _varint(META_CODE) + _varint(len(meta)) + meta
-    fp = Fingerprint(digest="f" + multihash.hex(), rows=-1, schema_digest=zero.schema_digest.hex(), content_sum="",
-                     schema=zero.schema, algorithm=META_ALGORITHM)
+    zero = parse(empty_state(df_full))  # the canonical schema, from Spark; no file is read for 0 rows
+    fp = table_meta_fingerprint("delta", zero.schema_digest, zero.schema, str(snap.metadata().id()),
+                                struct.pack("<Q", _data_version(spark, log, v)))
     return PathFingerprint(fingerprint=fp, files_total=0, files_read=0, files_reused=0, manifest=None, warnings=[])
 
 
-def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, state: Optional[str] = None,
+def fingerprint_delta(spark: SparkSessionLike, path: str, version: Optional[int] = None, state: Optional[str] = None,
                       *, use_cache: bool = True, exact: bool = True) -> PathFingerprint:
     """The fingerprint of a Delta table version (the newest, or ``version``), equal to
     ``dsha.fingerprint(spark.read.format("delta").option("versionAsOf", version).load(path))``, reading only the
@@ -363,7 +301,7 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
     the read schema and the newest version that may have changed the rows), which OPTIMIZE and other layout-only
     commits keep; not a content digest (``rows`` is -1). It reports a change for every commit that adds or removes
     data, even one that restores earlier content."""
-    _jvm_api(spark, "dsha.fingerprint_delta")
+    jvm_api(spark, "dsha.fingerprint_delta")
     warnings: List[str] = []
     log, snap, v = _snapshot(spark, path, version)
     table_uri = log.dataPath().toUri().toString()
@@ -387,37 +325,23 @@ def fingerprint_delta(spark: Any, path: str, version: Optional[int] = None, stat
     if cached_version is not None and v > cached_version and units:
         units = units + _groups_from_commits(spark, log, cached_version, v, units, commits)
 
-    # A disjoint cover of the version's files by cached units (largest first); the rest is read.
-    covered: Dict[Key, Unit] = {}
-    used: List[Unit] = []
-    for u in sorted(units, key=lambda u: -len(u.keys)):
-        if u.keys and all(k in current and k not in covered for k in u.keys):
-            used.append(u)
-            for k in u.keys:
-                covered[k] = u
-    to_read = [k for k in current if k not in covered]
-    fresh: List[Unit] = []
-    if to_read:
-        if any(current[k] is None for k in to_read):  # a cached file to read again: its path as the log has it
-            current.update({k: p for k, p, _ in _files(spark, snap) if k in current})
-        got = _read_states(spark, log, snap, table_uri, [current[k] for k in to_read], df_full,
-                           warnings)
-        fresh = [Unit(frozenset([k]), got[current[k]]) for k in to_read]
+    cover = Cover.of(units, current)
 
-    states = [u.state for u in used + fresh if u.state is not None]
-    total = merge(states) if states else _df_state(df_full.limit(0))
+    def read(keys: List[Key]) -> Dict[Key, Optional[bytes]]:
+        if any(current[k] is None for k in keys):  # a cached file to read again: its path as the log has it
+            current.update({k: p for k, p, _ in _files(spark, snap) if k in current})
+        paths: Dict[Key, str] = {k: current[k] for k in keys}  # type: ignore[misc]  # all known now
+        got = _read_states(spark, log, snap, table_uri, list(paths.values()), df_full, warnings)
+        return {k: got[paths[k]] for k in keys}
+
+    fresh = cover.read(read)
 
     if state and use_cache:
-        keep = used + fresh
+        keep = cover.used + fresh
         if cached_version is not None and v < cached_version:  # time travel back: keep the newer entries too
             seen = {id(u) for u in keep}
             keep += [u for u in units if id(u) not in seen]
         # the units hold exactly the files of the version written down, unless older ones were kept beside them
         _save_cache(state, table_id, table_uri, schema, keep, max(v, cached_version or v),
                     complete=cached_version is None or v >= cached_version)
-    return PathFingerprint(fingerprint=Fingerprint.from_state(total), files_total=len(current),
-                           files_read=len(to_read), files_reused=len(covered), manifest=state if used else None,
-                           warnings=_warn(warnings))
-
-
-__all__ = ["fingerprint_delta"]
+    return result(cover, fresh, lambda: empty_state(df_full), len(current), state, warnings)

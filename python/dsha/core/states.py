@@ -1,5 +1,6 @@
-"""Mergeable digest states (SPEC.md §11): computed by Spark (``dsha_state``), merged and finalised here in pure
-Python, so that digests of parts (files, days, jobs) combine into the digest of the whole without Spark.
+"""Mergeable digest states (SPEC.md §11): computed by Spark (``dsha_state``) or the Arrow engine, parsed, merged and
+finalised here in pure Python, so that digests of parts (files, days, jobs) combine into the digest of the whole
+without Spark.
 
 >>> a, b = dsha.state(df_january), dsha.state(df_february)
 >>> dsha.Fingerprint.from_state(dsha.merge([a, b])) == dsha.fingerprint(df_january.union(df_february))
@@ -10,26 +11,25 @@ from __future__ import annotations
 import hashlib
 import struct
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional, Sequence
+from typing import Iterable, Optional
 
+from dsha.core.algorithms import BY_CODE, BY_ID
+from dsha.errors import StateError
+
+__all__ = ["FORMAT_VERSION", "MAGIC", "DigestState", "StateError", "content_sum_hex", "merge", "multihash", "parse",
+           "varint"]
 
 MAGIC = b"DSHS"
 FORMAT_VERSION = 1
 _U64 = 1 << 64
-# The algorithms this package can merge and finalise: multihash code -> id (SPEC.md §6, §16).
-_ALGORITHMS = {0x3D5A01: "dsha-v1", 0x3D5A10: "dsha-keyed-v1", 0x3D5A11: "dsha-keyed-v2", 0x3D5A20: "dsha-secure-v1"}
-_CODES = {v: k for k, v in _ALGORITHMS.items()}
 _SCHEMA_DIGEST_BYTES = 32
-# The combiner state of each algorithm: its bytes, and whether it is one number (a sum mod 2^(8*bytes)) or lanes of
-# 64 bits summed lane by lane (dsha-secure-v1's LtHash).
-_STATE_BYTES = {"dsha-v1": 16, "dsha-keyed-v1": 32, "dsha-keyed-v2": 32, "dsha-secure-v1": 4096}
-_LANES = {"dsha-secure-v1"}
 
 
 def _add(algorithm: str, a: int, b: int) -> int:
-    """The merge of two combiner states, each held as the integer of its bytes read little-endian."""
-    width = _STATE_BYTES[algorithm]
-    if algorithm not in _LANES:
+    """The merge of two combiner states, each held as the integer of its bytes read little-endian (one number summed
+    mod 2^(8*bytes), or lanes of 64 bits summed lane by lane: dsha-secure-v1's LtHash)."""
+    width = BY_ID[algorithm].state_bytes
+    if not BY_ID[algorithm].lanes:
         return (a + b) % (1 << (8 * width))
     x, y = a.to_bytes(width, "little"), b.to_bytes(width, "little")
     lanes = [(u + v) % _U64 for u, v in zip(struct.unpack(f"<{width // 8}Q", x), struct.unpack(f"<{width // 8}Q", y))]
@@ -38,17 +38,14 @@ def _add(algorithm: str, a: int, b: int) -> int:
 
 def content_sum_hex(algorithm: str, content_sum: int) -> str:
     """``content_sum`` as fingerprints print it: a sum most significant digit first; lanes in byte order."""
-    width = _STATE_BYTES[algorithm]
-    if algorithm in _LANES:
+    width = BY_ID[algorithm].state_bytes
+    if BY_ID[algorithm].lanes:
         return content_sum.to_bytes(width, "little").hex()
     return format(content_sum, f"0{2 * width}x")
 
 
-class StateError(ValueError):
-    """A byte string that is not a dsha state, or states that cannot be merged (different schemas or algorithms)."""
-
-
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` as an unsigned LEB128 varint (the multihash code and length)."""
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -70,13 +67,13 @@ class DigestState:
 
     def to_bytes(self) -> bytes:
         text = self.schema.encode("utf-8")
-        return (MAGIC + bytes([FORMAT_VERSION]) + _varint(_CODES[self.algorithm])
+        return (MAGIC + bytes([FORMAT_VERSION]) + varint(BY_ID[self.algorithm].code)
                 + struct.pack("<I", len(self.schema_digest)) + self.schema_digest
                 + struct.pack("<Q", self.rows % _U64)
                 + struct.pack("<I", self._width) + self.content_sum.to_bytes(self._width, "little")
                 + struct.pack("<I", len(text)) + text)
 
-    def merge(self, other: "DigestState") -> "DigestState":
+    def merge(self, other: DigestState) -> DigestState:
         if other.algorithm != self.algorithm:
             raise StateError(
                 f"cannot merge dsha states of different algorithms: {self.algorithm} and {other.algorithm}")
@@ -87,18 +84,23 @@ class DigestState:
 
     @property
     def _width(self) -> int:
-        return _STATE_BYTES[self.algorithm]
+        return BY_ID[self.algorithm].state_bytes
 
     def multihash(self) -> bytes:
         """The final digest (SPEC.md §6) as a multihash."""
         final = hashlib.sha256(self.algorithm.encode("ascii") + self.schema_digest + struct.pack("<Q", self.rows)
                                + self.content_sum.to_bytes(self._width, "little")).digest()
-        return _varint(_CODES[self.algorithm]) + _varint(len(final)) + final
+        return multihash(BY_ID[self.algorithm].code, final)
 
     @property
     def digest(self) -> str:
         """The digest string: what ``dsha(...)`` returns for the same rows."""
         return "f" + self.multihash().hex()
+
+
+def multihash(code: int, digest: bytes) -> bytes:
+    """A multihash: the code and the digest's length as varints, then the digest."""
+    return varint(code) + varint(len(digest)) + digest
 
 
 class _Reader:
@@ -114,7 +116,7 @@ class _Reader:
         return out
 
     def u32(self, what: str) -> int:
-        return struct.unpack("<I", self.take(4, what))[0]
+        return int(struct.unpack("<I", self.take(4, what))[0])
 
     def varint(self, what: str) -> int:
         value, shift, byte = 0, 0, 0x80
@@ -129,7 +131,7 @@ class _Reader:
         return value
 
 
-def parse(state: Any) -> DigestState:
+def parse(state: object) -> DigestState:
     """Reads a state (SPEC.md §11.2), checking its magic, lengths, algorithm and schema digest."""
     if not isinstance(state, (bytes, bytearray, memoryview)):
         raise TypeError(f"a dsha state is bytes (from dsha.state or dsha_state), not {type(state).__name__}")
@@ -143,17 +145,18 @@ def parse(state: Any) -> DigestState:
         raise StateError(f"malformed dsha state: format version {version} is not supported "
                          f"(this dsha reads version {FORMAT_VERSION})")
     code = r.varint("the algorithm code")
-    if code not in _ALGORITHMS:
-        known = ", ".join(f"{a} {c:#x}" for c, a in _ALGORITHMS.items())
+    if code not in BY_CODE:
+        known = ", ".join(f"{a.id} {c:#x}" for c, a in BY_CODE.items())
         raise StateError(f"malformed dsha state: unknown algorithm code {code:#x} (known: {known})")
     digest = r.take(r.u32("the length of the schema digest"), "the schema digest")
     if len(digest) != _SCHEMA_DIGEST_BYTES:
         raise StateError(f"malformed dsha state: the schema digest has {len(digest)} bytes, not 32")
     rows = struct.unpack("<Q", r.take(8, "the row count"))[0]
     sum_bytes = r.u32("the length of the combiner state")
-    width = _STATE_BYTES[_ALGORITHMS[code]]
+    algorithm = BY_CODE[code]
+    width = algorithm.state_bytes
     if sum_bytes != width:
-        raise StateError(f"malformed dsha state: the combiner state of {_ALGORITHMS[code]} has {width} bytes, "
+        raise StateError(f"malformed dsha state: the combiner state of {algorithm.id} has {width} bytes, "
                          f"not {sum_bytes}")
     content_sum = int.from_bytes(r.take(width, "the combiner state"), "little")
     text = r.take(r.u32("the length of the schema text"), "the schema text")
@@ -167,25 +170,10 @@ def parse(state: Any) -> DigestState:
         schema = text.decode("utf-8")
     except UnicodeDecodeError as e:
         raise StateError(f"malformed dsha state: the schema text is not valid UTF-8 ({e})") from None
-    return DigestState(_ALGORITHMS[code], schema, digest, rows, content_sum)
+    return DigestState(algorithm.id, schema, digest, rows, content_sum)
 
 
-def state(df: Any, columns: Optional[Sequence[Any]] = None, algorithm: Optional[str] = None,
-          key: Any = None) -> bytes:
-    """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job;
-    ``algorithm``/``key`` as in :func:`dsha.fingerprint` (a keyed state merges and finalises without its key)."""
-    from dsha._session import ensure_loaded, translate_errors
-    from dsha.fingerprint import _Digests
-
-    ensure_loaded(df.sparkSession)
-    if isinstance(columns, str):
-        columns = [columns]
-    with _Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
-        row = df.agg(digests.state(*(columns or ["*"])).alias("s")).first()
-    return bytes(row["s"])
-
-
-def merge(states: Iterable[Any]) -> bytes:
+def merge(states: Iterable[object]) -> bytes:
     """The state of all the states' rows, merged in pure Python (no Spark): same algorithm and schema required."""
     merged: Optional[DigestState] = None
     for i, s in enumerate(states):
@@ -199,5 +187,3 @@ def merge(states: Iterable[Any]) -> bytes:
                          "dsha.state(df) of an empty DataFrame)")
     return merged.to_bytes()
 
-
-__all__ = ["DigestState", "StateError", "content_sum_hex", "merge", "parse", "state"]

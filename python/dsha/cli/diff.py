@@ -1,16 +1,26 @@
 """``dsha diff A B``: the rows that differ between two tables (SPEC.md §17), printed or written as Parquet."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 import time
-from typing import Any, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-EXIT_EQUAL, EXIT_DIFFERENT = 0, 1
+from dsha.cli import exit_codes
+from dsha.cli.args import check_sources, source_input
+from dsha.errors import UsageError
+from dsha.inputs import load
+from dsha.spark.diff import Diff, diff
+
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
+
+__all__ = ["add_parser", "run", "validate"]
 
 
-def add_parser(sub: Any, common: Any) -> None:
+def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     d = sub.add_parser("diff", parents=[common],
                        help="which rows differ between two tables, without a key (exit 0 equal, 1 different)")
     d.add_argument("left", help="path (or table:NAME)")
@@ -34,22 +44,22 @@ def _names(text: Optional[str]) -> Optional[List[str]]:
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
-def validate(args: Any, usage_error: Any) -> None:
+def validate(args: argparse.Namespace) -> None:
+    check_sources([args.left, args.right])
     if args.limit < 0:
-        raise usage_error("--limit is a number of rows, 0 or more")
+        raise UsageError("--limit is a number of rows, 0 or more")
     if args.output and os.path.exists(args.output):
-        raise usage_error(f"--output {args.output} exists: give a new directory (nothing is overwritten)")
+        raise UsageError(f"--output {args.output} exists: give a new directory (nothing is overwritten)")
 
 
-def run(args: Any, spark: Any, load: Any) -> int:
-    import dsha
-
+def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
-    left, right = load(spark, args.left), load(spark, args.right)
-    options = {"column_digests": args.column_digests}
+    # all columns: --columns is dsha.diff's to apply (the key stays in)
+    left, right = load(spark, source_input(args.left, args.format)), load(spark, source_input(args.right, args.format))
+    options: Dict[str, Any] = {"column_digests": args.column_digests}
     if args.max_cells is not None:
         options["max_cells"] = args.max_cells
-    with dsha.diff(left, right, key=_names(args.key), columns=_names(args.columns), **options) as d:
+    with diff(left, right, key=_names(args.key), columns=_names(args.columns), **options) as d:
         seconds = time.time() - started
         frames = {"only_left": d.only_left, "only_right": d.only_right, "changed": d.changed}
         shown = {} if d.schema_difference or not args.limit else {
@@ -67,7 +77,7 @@ def run(args: Any, spark: Any, load: Any) -> int:
             print(json.dumps(out))
         else:
             _print_text(args, d, shown, seconds)
-        return EXIT_EQUAL if d else EXIT_DIFFERENT
+        return exit_codes.EQUAL if d else exit_codes.DIFFERENT
 
 
 def _jsonable(v: Any) -> Any:
@@ -82,7 +92,7 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-def _print_text(args: Any, d: Any, shown: dict, seconds: float) -> None:
+def _print_text(args: argparse.Namespace, d: Diff, shown: Dict[str, List[Any]], seconds: float) -> None:
     if d.left_digest:
         print(f"{d.left_digest}  {args.left}")
         print(f"{d.right_digest}  {args.right}")

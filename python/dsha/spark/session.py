@@ -4,7 +4,23 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
+
+from dsha.dependencies import lazy_module, pyspark, pyspark_sql
+from dsha.errors import DshaNotLoadedError, UnsupportedSparkError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    import py4j.java_gateway as py4j_gateway
+
+    from dsha.spark.types import SparkSessionLike
+else:
+    py4j_gateway = lazy_module("py4j.java_gateway")
+
+__all__ = ["EXTENSION_CLASS", "FUNCTIONS", "DshaNotLoadedError", "UnsupportedSparkError", "bundled_jars",
+           "check_active_session", "configure", "ensure_loaded", "is_connect", "is_not_loaded_error", "jar_path",
+           "register", "spark_line", "spark_runtime", "translate_errors"]
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
 FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final",
@@ -21,42 +37,34 @@ _HOW_TO = (
 )
 
 
-class DshaNotLoadedError(RuntimeError):
-    """The session has no dsha functions: the jar or the spark.sql.extensions setting is missing."""
-
-
-class UnsupportedSparkError(FileNotFoundError):
-    """No bundled jar serves the installed Spark (its line or its Scala version)."""
-
-
-_JAR_NAME = re.compile(r"^dsha-spark(?P<line>\d+(?:\.\d+)?)_(?P<scala>2\.1[23])-(?P<version>[^-]+(?:-[^-]+)*)\.jar$")
+JAR_NAME = re.compile(r"^dsha-spark(?P<line>\d+(?:\.\d+)?)_(?P<scala>2\.1[23])-(?P<version>[^-]+(?:-[^-]+)*)\.jar$")
 _SPARK_CORE = re.compile(r"^spark-core_(?P<scala>2\.1[23])-(?P<version>\d+\.\d+\.\d+\S*)\.jar$")
 
 
-def bundled_jars() -> dict:
+_JARS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "jars")
+
+
+def bundled_jars() -> Dict[Tuple[str, str], str]:
     """The jars this package carries, by (Spark line, Scala version), e.g. ``("3.5", "2.12")`` or ``("4", "2.13")``."""
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
     jars = {}
-    for path in sorted(glob.glob(os.path.join(here, "dsha-spark*.jar"))):
-        m = _JAR_NAME.match(os.path.basename(path))
+    for path in sorted(glob.glob(os.path.join(_JARS, "dsha-spark*.jar"))):
+        m = JAR_NAME.match(os.path.basename(path))
         if m:
             jars[(m.group("line"), m.group("scala"))] = path
     return jars
 
 
-def spark_runtime() -> tuple:
+def spark_runtime() -> Tuple[str, str]:
     """(Spark version, Scala version) of the Spark that PySpark starts: read from the spark-core jar in $SPARK_HOME/jars
     or pyspark's own jars/ folder (pyspark 3.5 ships Scala 2.12 jars, 4.x Scala 2.13); without jars (a Spark Connect
     client only), pyspark's version and that line's Scala version."""
-    import pyspark
-
     homes = [os.environ.get("SPARK_HOME"), os.path.dirname(os.path.abspath(pyspark.__file__))]
     for home in filter(None, homes):
         for name in sorted(os.listdir(os.path.join(home, "jars")) if os.path.isdir(os.path.join(home, "jars")) else []):
             m = _SPARK_CORE.match(name)
             if m:
                 return m.group("version"), m.group("scala")
-    version = pyspark.__version__
+    version: str = pyspark.__version__
     return version, "2.12" if version.startswith("3.") else "2.13"
 
 
@@ -66,8 +74,8 @@ def spark_line(spark_version: str) -> str:
     return parts[0] if parts[0] != "3" else ".".join(parts[:2])
 
 
-def _supported(jars: dict) -> str:
-    by_line: dict = {}
+def _supported(jars: Dict[Tuple[str, str], str]) -> str:
+    by_line: Dict[str, List[str]] = {}
     for line, scala in sorted(jars):
         by_line.setdefault(line, []).append(scala)
     return "; ".join(f"Spark {line if '.' in line else line + '.x'} (Scala {', '.join(s)})"
@@ -83,9 +91,8 @@ def jar_path() -> str:
         return os.path.abspath(override)
     jars = bundled_jars()
     if not jars:
-        here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jars")
         raise FileNotFoundError(
-            f"no dsha jar in {here}: this installation of the dsha package is incomplete "
+            f"no dsha jar in {_JARS}: this installation of the dsha package is incomplete "
             "(build it with `dev/run build`, or set DSHA_JAR)")
     version, scala = spark_runtime()
     jar = jars.get((spark_line(version), scala))
@@ -103,7 +110,7 @@ def _append(existing: str | None, item: str) -> str:
     return ",".join(parts)
 
 
-def configure(builder: Any) -> Any:
+def configure(builder: Any) -> Any:  # a SparkSession.Builder (classic or Spark Connect)
     """Adds the bundled jar and the dsha extension to a ``SparkSession.Builder`` and returns the builder.
 
     Existing ``spark.jars`` and ``spark.sql.extensions`` values are kept. Works for ``.master(...)`` builders and
@@ -118,32 +125,31 @@ def configure(builder: Any) -> Any:
     return builder
 
 
-def _is_connect(spark: Any) -> bool:
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no driver JVM to reach)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
-def register(spark: Any) -> None:
+def register(spark: SparkSessionLike) -> None:
     """Registers dsha's SQL functions into a running classic session whose JVM already has the jar.
 
     Spark Connect sessions, and sessions started without the jar on the driver's classpath, must be started with
     :func:`configure` instead. Without the extension the session also lacks the analyzer rule that names a column
     argument as its table spells it (SPEC.md §2.1): ``dsha(A)`` over a column ``a`` then hashes a column ``A``.
     """
-    if _is_connect(spark):
+    if is_connect(spark):
         raise DshaNotLoadedError(
             "dsha.register() needs a classic session: a Spark Connect session gets dsha's functions from its server, "
             "which must be started with the jar and the extension (for a local server, "
             "`dsha.configure(SparkSession.builder.remote(\"local[*]\")).getOrCreate()`). "
             + _HOW_TO.format(jar=_jar_or_placeholder()))
-    from py4j.java_gateway import JavaPackage
-
-    jvm = spark._jvm  # noqa: SLF001 (py4j gateway of a classic session)
+    jvm: Any = spark._jvm  # type: ignore[union-attr]
     functions = jvm.io.dsha.registration.DshaFunctions
-    if isinstance(functions, JavaPackage):  # py4j's answer for a class it cannot load
+    if isinstance(functions, py4j_gateway.JavaPackage):  # py4j's answer for a class it cannot load
         raise DshaNotLoadedError(
             "the dsha jar is not on this session's classpath (io.dsha.registration.DshaFunctions cannot be loaded), "
             "so its functions cannot be registered. " + _HOW_TO.format(jar=_jar_or_placeholder()))
-    functions.register(spark._jsparkSession)  # noqa: SLF001
+    functions.register(spark._jsparkSession)
     _loaded.discard(spark)
 
 
@@ -153,14 +159,14 @@ class _Loaded:
     never inherit an old answer."""
 
     def __init__(self) -> None:
-        self._keys: set = set()
+        self._keys: Set[Any] = set()
 
     @staticmethod
     def _key(spark: Any) -> Any:
         try:
-            if _is_connect(spark):
+            if is_connect(spark):
                 return ("connect", spark.session_id, id(spark.client))
-            return ("classic", spark._jsparkSession.sessionUUID())  # noqa: SLF001
+            return ("classic", spark._jsparkSession.sessionUUID())
         except Exception:
             return None
 
@@ -191,7 +197,7 @@ def _not_loaded_message() -> str:
     return "dsha's SQL functions are not loaded in this Spark session. " + _HOW_TO.format(jar=_jar_or_placeholder())
 
 
-def ensure_loaded(spark: Any) -> None:
+def ensure_loaded(spark: SparkSessionLike) -> None:
     """Raises :class:`DshaNotLoadedError` with set-up instructions when the session lacks the dsha functions.
 
     The check asks the catalog once per session (one round trip over Spark Connect) and remembers a positive answer.
@@ -210,9 +216,7 @@ def ensure_loaded(spark: Any) -> None:
 def check_active_session() -> None:
     """Best effort, for the Column functions: if a session is active, it must have the dsha functions."""
     try:
-        from pyspark.sql import SparkSession
-
-        spark = SparkSession.getActiveSession()
+        spark = pyspark_sql.SparkSession.getActiveSession()
     except Exception:
         return
     if spark is not None:
@@ -230,10 +234,9 @@ def is_not_loaded_error(e: BaseException) -> bool:
 class translate_errors:
     """Context manager: Spark's UNRESOLVED_ROUTINE for a dsha function becomes a :class:`DshaNotLoadedError`."""
 
-    def __enter__(self) -> "translate_errors":
+    def __enter__(self) -> translate_errors:
         return self
 
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if exc is not None and not isinstance(exc, DshaNotLoadedError) and is_not_loaded_error(exc):
             raise DshaNotLoadedError(_not_loaded_message()) from exc
-        return False

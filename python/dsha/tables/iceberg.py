@@ -20,28 +20,36 @@ through Spark SQL, and the table metadata file (its uuid; the partition specs, t
 """
 from __future__ import annotations
 
-import base64
 import gzip
 import json
-import os
-import tempfile
-from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple
+import struct
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from dsha.files import PathFingerprint, _jvm_api, _warn
-from dsha._units import Unit, replaced_state
-from dsha.fingerprint import Fingerprint
-from dsha.states import StateError, merge, parse
-from dsha.states import state as _df_state
+from dsha.core.fingerprint import Fingerprint, PathFingerprint
+from dsha.core.meta import table_meta_fingerprint
+from dsha.core.states import parse
+from dsha.dependencies import F
+from dsha.errors import warn
+from dsha.functions import dsha_state
+from dsha.spark.bridge import jvm_api
+from dsha.spark.digests import empty_state
+from dsha.tables.units import CacheFormat, Cover, Groups, Unit, load_cache, result, save_cache
 
-CACHE_FORMAT = "dsha-iceberg-states"
-CACHE_VERSION = 1
+if TYPE_CHECKING:
+    from dsha.spark.types import DataFrameLike, SparkSessionLike
+
+__all__ = ["fingerprint_iceberg", "is_iceberg_table"]
 
 # A data file's identity: (its path as the metadata names it; the sorted paths of the delete files that may apply).
 Key = Tuple[str, Tuple[str, ...]]
 
+CACHE = CacheFormat[Key](name="dsha-iceberg-states", caller="dsha.fingerprint_iceberg", table_kind="Iceberg table",
+                         id_field="table_uuid", id_label="uuid", version_field="snapshot_id",
+                         encode=lambda k: [k[0], list(k[1])], decode=lambda k: (str(k[0]), tuple(str(d) for d in k[1])))
+
 
 class _File:
-    __slots__ = ("key", "path", "part", "spec", "values")
+    __slots__ = ("key", "part", "path", "spec", "values")
 
     def __init__(self, key: Key, path: str, part: str, spec: int, values: Dict[str, Any]):
         self.key, self.path, self.part, self.spec = key, path, part, spec
@@ -131,7 +139,7 @@ def _metadata(spark: Any, table: str) -> Optional[Dict[str, Any]]:
             data = gzip.decompress(data)
         doc = json.loads(data.decode("utf-8"))
         return doc if isinstance(doc, dict) else None
-    except Exception:  # noqa: BLE001 - used for the uuid (else the location) and to prune reads (else none)
+    except Exception:
         return None
 
 
@@ -153,8 +161,6 @@ def _prune(meta: Optional[Dict[str, Any]], snapshot: int, explicit: bool, schema
     ``files`` passes, or None: for each column that is an identity partition source in the specs of all ``files``
     (a top-level column of a simple type), ``col IN (their values)`` (or ``col IS NULL``). In an identity partition
     every row of a file has the file's partition value."""
-    from pyspark.sql import functions as F
-
     if not meta or not files:
         return None
     try:
@@ -168,7 +174,7 @@ def _prune(meta: Optional[Dict[str, Any]], snapshot: int, explicit: bool, schema
         col_name = {f["id"]: f["name"] for f in ice_schema["fields"]}
         specs = {int(x["spec-id"]): x for x in meta.get("partition-specs", [])}
         spark_types = {f.name: f.dataType.typeName() for f in schema.fields}
-        per_col: Optional[Dict[str, str]] = None  # column -> partition field name, in every file's spec
+        per_col: Optional[Dict[Any, Any]] = None  # column -> partition field name, in every file's spec
         for spec_id in {f.spec for f in files}:
             here = {}
             for pf in specs[spec_id].get("fields", []):
@@ -176,14 +182,14 @@ def _prune(meta: Optional[Dict[str, Any]], snapshot: int, explicit: bool, schema
                 if pf.get("transform") == "identity" and c in spark_types and spark_types[c] in _PRUNABLE:
                     here[c] = pf["name"]
             per_col = here if per_col is None else {c: n for c, n in per_col.items() if here.get(c) == n}
-        cond = None
+        cond: Any = None
         for c, n in (per_col or {}).items():
             if any(n not in f.values for f in files):
                 continue
             values = {f.values[n] for f in files}
             col = F.col("`" + c.replace("`", "``") + "`")
             known = sorted(v for v in values if v is not None)
-            one = col.isin(known) if known else None
+            one: Any = col.isin(known) if known else None
             if None in values:
                 one = col.isNull() if one is None else (one | col.isNull())
             cond = one if cond is None else (cond & one)
@@ -192,13 +198,13 @@ def _prune(meta: Optional[Dict[str, Any]], snapshot: int, explicit: bool, schema
         return None
 
 
-def is_iceberg_table(spark: Any, table: str) -> bool:
+def is_iceberg_table(spark: SparkSessionLike, table: str) -> bool:
     """Whether ``table`` (a name in a Spark catalog) is an Iceberg table (``DESCRIBE TABLE EXTENDED``: Provider)."""
     try:
         for r in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect():
             if r[0] == "Provider":
                 return str(r[1]).strip().lower() == "iceberg"
-    except Exception:  # noqa: BLE001 - not a table Spark can describe: not one of ours
+    except Exception:
         return False
     return False
 
@@ -225,10 +231,6 @@ def _read_states(spark: Any, table: str, snapshot: int, pinned: bool, columns: L
     ``_file`` metadata column names the data file a live row is read from). A file without live rows has None.
     (Iceberg does not prune its scan by ``_file``; ``prune``, a filter on identity partition columns that all rows
     of those files pass, lets it skip other partitions' files.)"""
-    from pyspark.sql import functions as F
-
-    from dsha.functions import dsha_state
-
     out: Dict[str, Optional[bytes]] = {p: None for p in paths}
     if not paths:
         return out
@@ -251,60 +253,15 @@ def _read_states(spark: Any, table: str, snapshot: int, pinned: bool, columns: L
 
 # -- the cache -----------------------------------------------------------------------------------------------------
 
-
-
 def _load_cache(file: Optional[str], uuid: str, schema: str, warnings: List[str]
-                ) -> Tuple[List[Unit], Optional[int]]:
-    if not file or not os.path.exists(file):
-        return [], None
-    try:
-        with open(file, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("version") != CACHE_VERSION:
-            raise ValueError(f"not a {CACHE_FORMAT} v{CACHE_VERSION} file")
-        if doc.get("table_uuid") != uuid:
-            warnings.append(f"dsha.fingerprint_iceberg: the state file {file} is for another Iceberg table "
-                            f"(uuid {doc.get('table_uuid')}, this one {uuid}): ignored, and replaced")
-            return [], None
-        units = []
-        for u in doc.get("schemas", {}).get(schema, []):
-            s = base64.b64decode(u["state"]) if u.get("state") else None
-            if s is not None:
-                parse(s)
-            units.append(Unit(frozenset((str(k[0]), tuple(str(d) for d in k[1])) for k in u["files"]), s))
-        snap = doc.get("snapshot_id")
-        return units, int(snap) if snap is not None else None
-    except (OSError, ValueError, KeyError, TypeError, IndexError, StateError) as e:
-        warnings.append(f"dsha.fingerprint_iceberg: the state file {file} is unreadable ({e}): ignored")
-        return [], None
+                ) -> Tuple[List[Unit[Key]], Optional[int]]:
+    _, units, snapshot = load_cache(CACHE, file, uuid, schema, warnings)
+    return units, snapshot
 
 
-def _save_cache(file: str, uuid: str, table: str, schema: str, units: Iterable[Unit],
+def _save_cache(file: str, uuid: str, table: str, schema: str, units: List[Unit[Key]],
                 snapshot: Optional[int]) -> None:
-    doc: Dict[str, Any] = {"format": CACHE_FORMAT, "version": CACHE_VERSION, "algorithm": "dsha-v1",
-                           "table": table, "table_uuid": uuid, "snapshot_id": snapshot, "schemas": {}}
-    if os.path.exists(file):  # keep the units of other schemas (time travel across a schema change)
-        try:
-            with open(file, encoding="utf-8") as fh:
-                old = json.load(fh)
-            if isinstance(old, dict) and old.get("format") == CACHE_FORMAT and old.get("table_uuid") == uuid:
-                doc["schemas"] = {k: v for k, v in old.get("schemas", {}).items() if k != schema}
-        except (OSError, ValueError, AttributeError):
-            pass
-    doc["schemas"][schema] = [
-        {"files": sorted([[k[0], list(k[1])] for k in u.keys]),
-         "state": base64.b64encode(u.state).decode("ascii") if u.state is not None else None}
-        for u in sorted(units, key=lambda u: sorted(u.keys))]
-    d = os.path.dirname(os.path.abspath(file))
-    fd, tmp = tempfile.mkstemp(prefix=".dsha-iceberg-", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, file)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    save_cache(CACHE, file, {"table": table, "table_uuid": uuid, "snapshot_id": snapshot}, schema, units)
 
 
 def _chain(snaps: Dict[int, Tuple[Optional[int], str]], start: int, end: int) -> Optional[List[int]]:
@@ -324,11 +281,7 @@ def _groups_from_replaces(spark: Any, table: str, snaps: Dict[int, Tuple[Optiona
                           units: List[Unit]) -> List[Unit]:
     """Groups of the replace snapshots in ``chain``: per partition, the data files a replace added get the merged
     state of those it removed, when the removed ones are exactly covered by known units lying wholly within them."""
-    new: List[Unit] = []
-    by_key: Dict[Key, Unit] = {}
-    for u in units:
-        for k in u.keys:
-            by_key[k] = u
+    groups = Groups(units)
     for s in chain:
         parent, op = snaps[s]
         if op != "replace" or parent is None:
@@ -346,16 +299,8 @@ def _groups_from_replaces(spark: Any, table: str, snaps: Dict[int, Tuple[Optiona
         for f in removed:
             parts.setdefault(f.part if one_spec else "*", ([], []))[1].append(f.key)
         for add, rem in parts.values():
-            if not add or not rem:
-                continue
-            ok, state = replaced_state(rem, by_key)
-            if not ok:
-                continue
-            g = Unit(frozenset(add), state)
-            new.append(g)
-            for k in g.keys:
-                by_key[k] = g
-    return new
+            groups.add(add, rem)
+    return groups.new
 
 
 # -- the API -------------------------------------------------------------------------------------------------------
@@ -364,30 +309,26 @@ def _data_snapshot(snaps: Dict[int, Tuple[Optional[int], str]], snap: int) -> in
     """The newest snapshot at or before ``snap`` (along its parents) that may have changed the rows: ``replace``
     snapshots (compaction, rewrites: "without changing table data", Iceberg's spec) are skipped; a parent that
     is gone (expired) stops the walk."""
-    while snaps.get(snap, (None, ""))[1] == "replace" and snaps[snap][0] in snaps:
-        snap = snaps[snap][0]
+    while snaps.get(snap, (None, ""))[1] == "replace":
+        parent = snaps[snap][0]
+        if parent is None or parent not in snaps:
+            break
+        snap = parent
     return snap
 
 
-def _metadata_fingerprint(spark: Any, table: str, snap: Optional[int], df: Any) -> PathFingerprint:
+def _metadata_fingerprint(spark: SparkSessionLike, table: str, snap: Optional[int],
+                          df: DataFrameLike) -> PathFingerprint:
     """dsha-meta-v1 of an Iceberg snapshot (SPEC.md §13.2): the table uuid, its read schema, its data snapshot."""
-    import hashlib
-    import struct
-
-    from dsha.states import _varint
-
-    zero = parse(_df_state(df.limit(0)))  # the canonical schema, from Spark; no file is read for 0 rows
-    uuid = _table_uuid(spark, table, _metadata(spark, table)).encode("utf-8")
+    zero = parse(empty_state(df))  # the canonical schema, from Spark; no file is read for 0 rows
     data = 0 if snap is None else _data_snapshot(_snapshots(spark, table), snap)
-    meta = hashlib.sha256(b"dsha-meta-v1:iceberg" + zero.schema_digest + struct.pack("<I", len(uuid)) + uuid
-                          + struct.pack("<q", data)).digest()
-    fp = Fingerprint(digest="f" + (_varint(0x3D5A80) + _varint(len(meta)) + meta).hex(), rows=-1,
-                     schema_digest=zero.schema_digest.hex(), content_sum="", schema=zero.schema,
-                     algorithm="dsha-meta-v1")
+    fp = table_meta_fingerprint("iceberg", zero.schema_digest, zero.schema,
+                                _table_uuid(spark, table, _metadata(spark, table)), struct.pack("<q", data))
     return PathFingerprint(fingerprint=fp, files_total=0, files_read=0, files_reused=0, manifest=None, warnings=[])
 
 
-def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = None, state: Optional[str] = None,
+def fingerprint_iceberg(spark: SparkSessionLike, table: str, snapshot_id: Optional[int] = None,
+                        state: Optional[str] = None,
                         *, use_cache: bool = True, exact: bool = True) -> PathFingerprint:
     """The fingerprint of an Iceberg table (a name in a Spark catalog, e.g. ``local.db.t``) at its current
     snapshot or ``snapshot_id``, equal to ``dsha.fingerprint(spark.table(table))`` (the current snapshot, read
@@ -403,7 +344,7 @@ def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = Non
     ``exact=False``: an approximate fingerprint from the table's metadata alone (``dsha-meta-v1``, SPEC.md §13.2:
     the table uuid, the read schema and the newest snapshot that may have changed rows), which ``replace``
     snapshots (compaction) keep; not a content digest (``rows`` is -1)."""
-    _jvm_api(spark, "dsha.fingerprint_iceberg")
+    jvm_api(spark, "dsha.fingerprint_iceberg")
     warnings: List[str] = []
     snap = int(snapshot_id) if snapshot_id is not None else _current_snapshot(spark, table)
     if not exact:
@@ -411,8 +352,8 @@ def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = Non
         return _metadata_fingerprint(spark, table, snap, df)
     if snap is None:  # a table without snapshots: no rows
         df = spark.table(table)
-        return PathFingerprint(fingerprint=Fingerprint.from_state(_df_state(df.limit(0))), files_total=0,
-                               files_read=0, files_reused=0, manifest=None, warnings=_warn(warnings))
+        return PathFingerprint(fingerprint=Fingerprint.from_state(empty_state(df)), files_total=0,
+                               files_read=0, files_reused=0, manifest=None, warnings=warn(warnings))
     df_full, pinned = _frame(spark, table, snap, snapshot_id is not None)
     schema = df_full.schema.json()
     meta = _metadata(spark, table)
@@ -431,34 +372,19 @@ def fingerprint_iceberg(spark: Any, table: str, snapshot_id: Optional[int] = Non
         else:
             back = _chain(snaps, snap, cached) is not None
 
-    # A disjoint cover of the snapshot's data files by cached units (largest first); the rest is read.
-    covered: Dict[Key, Unit] = {}
-    used: List[Unit] = []
-    for u in sorted(units, key=lambda u: -len(u.keys)):
-        if u.keys and all(k in current and k not in covered for k in u.keys):
-            used.append(u)
-            for k in u.keys:
-                covered[k] = u
-    to_read = [k for k in current if k not in covered]
-    fresh: List[Unit] = []
-    if to_read:
-        prune = _prune(meta, snap, snapshot_id is not None, df_full.schema, [current[k] for k in to_read])
-        got = _read_states(spark, table, snap, pinned, df_full.columns,
-                           [current[k].path for k in to_read], prune)
-        fresh = [Unit(frozenset([k]), got[current[k].path]) for k in to_read]
+    cover = Cover.of(units, current)
 
-    states = [u.state for u in used + fresh if u.state is not None]
-    total = merge(states) if states else _df_state(df_full.limit(0))
+    def read(keys: List[Key]) -> Dict[Key, Optional[bytes]]:
+        prune = _prune(meta, snap, snapshot_id is not None, df_full.schema, [current[k] for k in keys])
+        got = _read_states(spark, table, snap, pinned, df_full.columns, [current[k].path for k in keys], prune)
+        return {k: got[current[k].path] for k in keys}
+
+    fresh = cover.read(read)
 
     if state and use_cache:
-        keep = used + fresh
+        keep = cover.used + fresh
         if back:  # keep the newer snapshot's units too
             seen = {id(u) for u in keep}
             keep += [u for u in units if id(u) not in seen]
         _save_cache(state, uuid, table, schema, keep, cached if back else snap)
-    return PathFingerprint(fingerprint=Fingerprint.from_state(total), files_total=len(current),
-                           files_read=len(to_read), files_reused=len(covered), manifest=state if used else None,
-                           warnings=_warn(warnings))
-
-
-__all__ = ["fingerprint_iceberg", "is_iceberg_table"]
+    return result(cover, fresh, lambda: empty_state(df_full), len(current), state, warnings)

@@ -1,0 +1,86 @@
+"""What several commands share about their arguments: inputs named on the command line, columns, and the digest
+options of ``hash`` and ``compare`` (``--engine``, ``--secure``, ``--key-file``, ``--key-algorithm``)."""
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from dsha.core.algorithms import KEYED
+from dsha.core.paths import check_local
+from dsha.errors import UsageError
+from dsha.inputs import Path, Table
+
+__all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_sources", "columns", "source_input",
+           "validate_digest_options"]
+
+ENGINES = ("auto", "arrow", "spark")
+
+
+def source_input(source: str, fmt: Optional[str]) -> Union[Table, Path]:
+    """A source as the command line names it: ``table:NAME``, else a path (in ``--format``, if given)."""
+    return Table(source[len("table:"):]) if source.startswith("table:") else Path(source, fmt)
+
+
+def check_sources(sources: Sequence[Optional[str]]) -> None:
+    """Fail fast, before Spark starts: local paths that are missing or unreadable."""
+    for source in sources:
+        if source is not None and not source.startswith("table:"):
+            check_local(source)
+
+
+def columns(args: argparse.Namespace) -> Optional[List[str]]:
+    """``--columns a,b`` as a list, or None for all columns."""
+    text = getattr(args, "columns", None)
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def add_digest_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--engine", choices=ENGINES, default="auto",
+                   help="arrow: dsha.arrow, without Spark or a JVM (local files); spark: an embedded or "
+                        "remote Spark; auto (default): arrow for local Parquet, ORC and Arrow files when "
+                        "no Spark setting, table or per-file state is asked for, else spark")
+    p.add_argument("--secure", action="store_true",
+                   help="the tamper-evident public digest dsha-secure-v1 (SPEC.md §16.3; slower)")
+    p.add_argument("--key-file", metavar="FILE",
+                   help="the keyed digest dsha-keyed-v1 (SPEC.md §16.2) under the key in FILE: hex or "
+                        "base64 text, or raw bytes (at least 16). Never give a key on the command line")
+    p.add_argument("--key-algorithm", choices=KEYED, default=None,
+                   help="with --key-file: the keyed algorithm (default dsha-keyed-v1; dsha-keyed-v2, "
+                        "SPEC.md §16.6, is faster: 1.4x dsha against 1.8x)")
+
+
+def validate_digest_options(args: argparse.Namespace) -> None:
+    if args.key_algorithm and not args.key_file:
+        raise UsageError("--key-algorithm chooses the keyed digest of --key-file: give both")
+    if args.secure and args.key_file:
+        raise UsageError("--secure and --key-file are two digests: give one")
+
+
+def _read_key(path: str) -> Union[str, bytes]:
+    """The key in a --key-file: its text if it is hex or base64, else its bytes. Errors name the file, never the key."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read the key file {path}: {e.strerror}") from None
+    try:
+        text: Optional[str] = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        text = None
+    if text and re.fullmatch(r"(?:[0-9a-fA-F]{2})+|[A-Za-z0-9+/_-]+={0,2}", text):
+        return text
+    if len(data) < 16:
+        raise UsageError(f"the key file {path} holds {len(data)} bytes; a key needs at least 16 (32 random bytes "
+                         "are recommended), as raw bytes, hex or base64")
+    return data
+
+
+def algorithm_args(args: argparse.Namespace) -> Dict[str, Any]:
+    """``dsha.fingerprint``'s algorithm/key arguments for --secure / --key-file."""
+    if getattr(args, "key_file", None):
+        chosen = getattr(args, "key_algorithm", None)
+        return {"key": _read_key(args.key_file), **({"algorithm": chosen} if chosen else {})}
+    if getattr(args, "secure", False):
+        return {"algorithm": "secure"}
+    return {}

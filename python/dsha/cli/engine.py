@@ -1,0 +1,96 @@
+"""Which engine runs ``hash`` and ``compare`` (Spark, or the Arrow engine without Spark or a JVM), and the Arrow
+engine's fingerprints."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable, List, Optional, Tuple
+
+from dsha.core.fingerprint import Fingerprint
+from dsha.core.paths import format_of, is_glob, local_path
+from dsha.dependencies import installed
+from dsha.errors import UsageError
+from dsha.inputs import resolve_columns
+
+__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_fingerprint", "choose"]
+
+# What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
+# Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
+ARROW_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather", "csv", "json"}
+ARROW_AUTO_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather"}
+
+
+def _sources(args: argparse.Namespace) -> List[Optional[str]]:
+    return [args.left, args.right] if args.command == "compare" else [args.path]
+
+
+def choose(args: argparse.Namespace) -> str:
+    """The engine a hash or compare runs on: what --engine says, or for auto, arrow when it can read every source
+    and nothing asks for Spark (a --master, a --conf, a table, per-file states), spark otherwise."""
+    sources = _sources(args)
+    why_not = None
+    if args.command == "hash" and (args.table or args.approximate or args.state or args.update_manifest):
+        why_not = "--table, --approximate, --state and --update-manifest need the Spark engine"
+    if args.secure or args.key_file:
+        why_not = "--secure and --key-file need the Spark engine (the Arrow engine computes dsha-v1)"
+    for source in sources:
+        if why_not:
+            break
+        local = None if source is None or source.startswith("table:") else local_path(source)
+        if source is None or local is None:
+            why_not = f"the Arrow engine reads local files; {source} is not one"
+        elif is_glob(local):
+            why_not = f"the Arrow engine reads a file or a directory, not a pattern: {source}"
+        elif format_of(source, args.format) not in ARROW_FORMATS:
+            why_not = (f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not "
+                       f"{format_of(source, args.format)} ({source})")
+    if args.engine == "arrow":
+        if why_not:
+            raise UsageError(why_not)
+        if not installed("pyarrow"):
+            raise UsageError('--engine arrow needs pyarrow and numpy: pip install "dsha[arrow]"')
+        return "arrow"
+    if args.engine == "spark":
+        if not installed("pyspark"):
+            raise UsageError('--engine spark needs pyspark: pip install "dsha[spark]"')
+        return "spark"
+    if not installed("pyspark"):
+        if why_not:
+            raise UsageError(f'{why_not}, and pyspark is not installed (pip install "dsha[spark]")')
+        if not installed("pyarrow"):
+            raise UsageError('neither engine is installed: pip install "dsha[arrow]" or "dsha[spark]"')
+        return "arrow"
+    if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
+        return "spark"
+    spark_asked = args.master != "local[*]" or args.conf
+    typed = all(format_of(s, args.format) in ARROW_AUTO_FORMATS for s in sources if s is not None)
+    has_manifest = args.command == "hash" and os.path.isfile(os.path.join(local_path(args.path) or "", "_dsha",
+                                                                           "manifest.json"))
+    if spark_asked or not typed or has_manifest or not installed("pyarrow"):
+        return "spark"
+    return "arrow"
+
+
+def arrow_fingerprint(source: str, args: argparse.Namespace) -> Tuple[Fingerprint, float]:
+    """The Arrow engine's fingerprint of a local file or directory, and the seconds it took."""
+    import dsha.arrow  # needs pyarrow and numpy, which choose() has found
+
+    started = time.time()
+    fmt = format_of(source, args.format)
+    path = local_path(source)
+    assert path is not None  # choose() gives the Arrow engine local paths only
+    columns = None
+    if args.columns:
+        wanted = [c.strip() for c in args.columns.split(",") if c.strip()]
+        columns = resolve_columns(dsha.arrow.column_names(path, format=fmt), wanted, source)
+    progress: Optional[Callable[[int], None]] = None
+    if not (args.quiet or args.json) and sys.stderr.isatty():  # as Spark's console progress bar: when watched
+        def progress(rows: int) -> None:
+            print(f"\rdsha: {rows:,} rows hashed ({time.time() - started:.1f} s)", end="", file=sys.stderr,
+                  flush=True)
+    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress)
+    if progress is not None:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    return fp, time.time() - started

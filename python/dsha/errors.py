@@ -1,0 +1,56 @@
+"""Every exception and warning class of dsha, in one place (the lowest layer: it imports nothing of dsha).
+
+The public ones are also names of the ``dsha`` package (``dsha.StateError``, ``dsha.DshaWarning``, ...)."""
+from __future__ import annotations
+
+import warnings
+from typing import Iterable, List
+
+__all__ = ["DiffError", "DshaNotLoadedError", "DshaWarning", "MissingDependencyError", "StateError", "StoreError",
+           "UnsupportedSparkError", "UnsupportedTypeError", "UsageError", "warn"]
+
+
+class DshaWarning(UserWarning):
+    """Something a user should know about a result that is still exact (e.g. an untrusted manifest was ignored)."""
+
+
+class DshaNotLoadedError(RuntimeError):
+    """The session has no dsha functions: the jar or the spark.sql.extensions setting is missing."""
+
+
+class UnsupportedSparkError(FileNotFoundError):
+    """No bundled jar serves the installed Spark (its line or its Scala version)."""
+
+
+class StateError(ValueError):
+    """A byte string that is not a dsha state, or states that cannot be merged (different schemas or algorithms)."""
+
+
+class StoreError(Exception):
+    """A store entry that is corrupt, foreign or of another version, or a store that cannot be used."""
+
+
+class DiffError(ValueError):
+    """A diff that cannot be computed as asked: a missing key or column, DataFrames of different sessions."""
+
+
+class UnsupportedTypeError(ValueError):
+    """An Arrow type (or value) that dsha-v1 cannot hash; the message names the column path and the Arrow type."""
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (a missing input file, flags that do not go together), reported by the
+    command line in one line."""
+
+
+class MissingDependencyError(ModuleNotFoundError):
+    """An optional dependency (pyspark, pyarrow, ...) that the called function needs is not installed."""
+
+
+def warn(messages: Iterable[object]) -> List[str]:
+    """Each message as a :class:`DshaWarning` (attributed to the caller of the function that calls this); the
+    messages, as strings."""
+    out = [str(m) for m in messages]
+    for m in out:
+        warnings.warn(m, DshaWarning, stacklevel=3)
+    return out

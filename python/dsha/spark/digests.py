@@ -1,0 +1,150 @@
+"""Digests of DataFrames in one Spark job: ``dsha.fingerprint``, ``dsha.equal``, ``dsha.state`` (any algorithm, with
+its key), and the approximate dsha-meta-v1 of a DataFrame read from files."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple, Union
+
+import dsha.functions as fn
+from dsha.core.algorithms import BY_ID, META_ALGORITHM, algorithm_id
+from dsha.core.fingerprint import Comparison, Fingerprint
+from dsha.dependencies import F
+from dsha.spark.bridge import java_errors, jvm_api
+from dsha.spark.keys import Key, key_reference, key_setting
+from dsha.spark.session import ensure_loaded, translate_errors
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+    from dsha.spark.types import ColumnOrName, DataFrameLike, SparkSessionLike
+
+__all__ = ["Digests", "empty_state", "equal", "fingerprint", "state"]
+
+Columns = Union[str, Sequence["ColumnOrName"], None]
+
+
+class Digests:
+    """The aggregate functions of one algorithm (and key): ``fingerprint(*cols)`` / ``state(*cols)`` Columns. A key
+    goes to Spark as a session setting (``keys.key_reference``), removed again by ``close``; a keyed algorithm is
+    named with it (``conf:NAME#ALGORITHM``), so the session's settings are never changed for it."""
+
+    def __init__(self, spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]):
+        self.algorithm = algorithm_id(algorithm, key)
+        self.spark = spark
+        self.reference: Optional[str] = None
+        self.setting: Optional[str] = None
+        if key is not None:
+            setting = key_setting(key)
+            # Spark removes a key setting when it reads it; close() removes one made here if the query failed
+            # before; one that exists (a Column made with the same key, a "conf:NAME" the caller gave) stays.
+            if setting is not None and spark.conf.get(setting[0], None) is None:
+                self.setting = setting[0]
+            self.reference = key_reference(spark, key, self.algorithm)
+
+    def _call(self, form: str, cols: Sequence[ColumnOrName]) -> Column:
+        name = BY_ID[self.algorithm].sql + form
+        columns = tuple(cols) or ("*",)
+        if self.reference is None:
+            return getattr(fn, name)(*columns)  # type: ignore[no-any-return]
+        return getattr(fn, name)(F.lit(self.reference), *columns)  # type: ignore[no-any-return]
+
+    def fingerprint(self, *cols: ColumnOrName) -> Column:
+        return self._call("_fingerprint", cols)
+
+    def state(self, *cols: ColumnOrName) -> Column:
+        return self._call("_state", cols)
+
+    def close(self) -> None:
+        if self.setting is not None and self.spark.conf.get(self.setting, None) is not None:
+            self.spark.conf.unset(self.setting)
+
+    def __enter__(self) -> Digests:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _columns(cols: Tuple[ColumnOrName, ...], columns: Columns) -> List[ColumnOrName]:
+    """The columns given positionally or as ``columns=`` (a name or a list), not both."""
+    if columns is None:
+        return list(cols)
+    if cols:
+        raise TypeError("give the columns positionally or as columns=, not both")
+    return [columns] if isinstance(columns, str) else list(columns)
+
+
+def _from_struct(f: Any) -> Fingerprint:
+    return Fingerprint(digest=f["digest"], rows=int(f["rows"]), schema_digest=f["schema_digest"],
+                       content_sum=f["content_sum"], schema=f["schema"], algorithm=f["algorithm"])
+
+
+def _first(df: DataFrameLike) -> Any:
+    row = df.first()
+    assert row is not None  # a global aggregate has one row
+    return row
+
+
+def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None, exact: bool = True,
+                algorithm: Optional[str] = None, key: Optional[Key] = None) -> Fingerprint:
+    """The fingerprint of ``df`` (all columns, or the given ones: positionally or as ``columns=[...]``), computed in
+    one Spark job.
+
+    ``exact=False``: an approximate fingerprint from file metadata only (``dsha-meta-v1``, SPEC.md §13: the schema
+    and each file's path, size, modification time and ETag), constant in the data size, for a DataFrame read from
+    files (classic sessions). It is not a content digest — its algorithm and digest prefix differ, ``rows`` is -1
+    (unknown) — and it may say "changed" when only the layout or a timestamp changed; it misses only a rewrite that
+    keeps a file's path, size and modification time.
+
+    Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1, no secret) or ``key=`` (bytes of
+    at least 16, or a hex/base64 str: dsha-keyed-v1). The key reaches Spark as a redacted session setting, never in
+    the query, and is removed from the session afterwards.
+    """
+    chosen = _columns(cols, columns)
+    if not exact:
+        if algorithm is not None or key is not None:
+            raise ValueError("exact=False (dsha-meta-v1) takes no algorithm or key")
+        return _metadata_fingerprint(df.select(*chosen) if chosen else df)
+    ensure_loaded(df.sparkSession)
+    with Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+        row = _first(df.agg(digests.fingerprint(*chosen).alias("f")))
+    return _from_struct(row["f"])
+
+
+def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = None,
+          key: Optional[Key] = None) -> Comparison:
+    """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise.
+
+    Both fingerprints come from one query (two aggregates joined into one row), so the two sides are scanned and
+    hashed side by side rather than one after the other. DataFrames of different sessions are hashed one at a time.
+    """
+    if left.sparkSession is not right.sparkSession:
+        return Comparison(fingerprint(left, algorithm=algorithm, key=key),
+                          fingerprint(right, algorithm=algorithm, key=key))
+    ensure_loaded(left.sparkSession)
+    with Digests(left.sparkSession, algorithm, key) as digests, translate_errors():
+        row = _first(left.agg(digests.fingerprint().alias("left"))
+                     .crossJoin(right.agg(digests.fingerprint().alias("right"))))
+    return Comparison(_from_struct(row["left"]), _from_struct(row["right"]))
+
+
+def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] = None,
+          key: Optional[Key] = None) -> bytes:
+    """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job;
+    ``algorithm``/``key`` as in :func:`dsha.fingerprint` (a keyed state merges and finalises without its key)."""
+    ensure_loaded(df.sparkSession)
+    chosen = _columns((), columns)
+    with Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+        row = _first(df.agg(digests.state(*(chosen or ["*"])).alias("s")))
+    return bytes(row["s"])
+
+
+def empty_state(df: DataFrameLike) -> bytes:
+    """The dsha-v1 state of no rows of ``df``'s columns: its canonical schema, from Spark, no file read."""
+    return state(df.limit(0))
+
+
+def _metadata_fingerprint(df: DataFrameLike) -> Fingerprint:
+    api = jvm_api(df.sparkSession, "dsha.fingerprint(..., exact=False)")
+    r = java_errors(lambda: api.metadataDigest(df._jdf))
+    return Fingerprint(digest=r.digest(), rows=-1, schema_digest=r.schemaDigestHex(), content_sum="",
+                       schema=r.schemaText(), algorithm=META_ALGORITHM)

@@ -1,0 +1,93 @@
+"""Digests of files: computed while writing (``dsha.write``) and re-computed from a manifest
+(``dsha.fingerprint_path``).
+
+``dsha.write`` writes a DataFrame like ``df.write`` and digests it in the same pass, exactly under task retries,
+speculation and lost executors (only the files the job commits count), then keeps each file's digest state beside
+the data in ``_dsha/manifest.json`` (SPEC.md §12). ``dsha.fingerprint_path`` re-digests a directory reading only the
+files that are new or changed since a manifest; it writes nothing unless asked.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+
+from dsha.core.algorithms import algorithm_id
+from dsha.core.fingerprint import Fingerprint, PathFingerprint
+from dsha.dependencies import pyspark_types
+from dsha.errors import warn
+from dsha.spark.bridge import java_errors, java_map, jvm_api
+from dsha.spark.keys import Key, key_reference
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from dsha.spark.types import DataFrameLike, SparkSessionLike
+
+__all__ = ["fingerprint_files", "write"]
+
+
+def _algorithm(spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]) -> Tuple[str, Optional[str]]:
+    """(algorithm id, key argument or None) for per-file states, as ``dsha.fingerprint`` takes them. The key goes to
+    the JVM as a ``conf:NAME`` reference (``keys.key_reference``), which Spark removes as it reads it."""
+    resolved = algorithm_id(algorithm, key)
+    if key is None:
+        return resolved, None
+    return resolved, key_reference(spark, key)
+
+
+def write(df: DataFrameLike, path: str, format: str = "parquet", mode: str = "errorifexists",
+          partition_by: Union[str, Sequence[str], None] = None, *, algorithm: Optional[str] = None,
+          key: Optional[Key] = None, **options: Any) -> Optional[Fingerprint]:
+    """Writes ``df`` to ``path`` like ``df.write.format(format).mode(mode).partitionBy(*partition_by)
+    .options(**options).save(path)`` and returns the :class:`Fingerprint` of the rows written, computed while
+    writing (the data is read once). For Parquet and ORC, the files' digest states go into
+    ``path/_dsha/manifest.json`` after the job commits, so that :func:`fingerprint_path` can re-digest the
+    directory later without reading unchanged files (with ``mode="append"``, the manifest keeps the states of the
+    files already there).
+
+    The fingerprint equals ``dsha.fingerprint(spark.read.schema(df.schema).format(format).load(path))`` (for an
+    append: of the rows appended). Read back without a schema, partition columns may come back with other types
+    (Spark infers them from directory names), and so with another digest.
+
+    ``mode="overwrite"`` replaces the whole directory (``partitionOverwriteMode=dynamic`` is refused);
+    ``mode="ignore"`` over an existing path writes nothing and returns None.
+
+    ``algorithm="secure"`` or ``key=``: the tamper-evident dsha-secure-v1 or dsha-keyed-v1 (SPEC.md §16) instead of
+    dsha-v1, for the fingerprint and the manifest's states (which then re-digest with the same algorithm; a keyed
+    manifest records which key, by its ``key_id``, and is not used under another).
+    """
+    spark = df.sparkSession
+    algorithm_id, key_argument = _algorithm(spark, algorithm, key)
+    api = jvm_api(spark, "dsha.write")
+    columns = [partition_by] if isinstance(partition_by, str) else list(partition_by or [])
+    jvm: Any = spark.sparkContext._jvm
+    cols = jvm.java.util.ArrayList()
+    for c in columns:
+        cols.add(c)
+    result = java_errors(lambda: api.write(df._jdf, path, format, mode, cols,
+                                           java_map(spark, options), algorithm_id, key_argument))
+    warn(result.warningsArray())
+    if result.ignored():
+        return None
+    return Fingerprint.from_state(bytes(result.stateBytes()))
+
+
+def fingerprint_files(spark: SparkSessionLike, path: str, format: str = "parquet",
+                      schema: Union[StructType, str, None] = None, *, state: Optional[str] = None,
+                      update_manifest: bool = False, use_cache: bool = True, algorithm: Optional[str] = None,
+                      key: Optional[Key] = None, **options: Any) -> PathFingerprint:
+    """``dsha.fingerprint_path`` of files (any format but Delta, which has its own log: ``dsha.tables.delta``): the
+    fingerprint of ``spark.read.format(format).options(**options).load(path)`` (with ``schema`` if given: a
+    ``StructType`` or a DDL string), reading only what changed since a manifest (``_dsha/manifest.json`` or the file
+    ``state``), one state per file, in one job (SPEC.md §12)."""
+    api = jvm_api(spark, "dsha.fingerprint_path")
+    algorithm_id, key_argument = _algorithm(spark, algorithm, key)
+    schema_json = None
+    if schema is not None:
+        st = schema if isinstance(schema, pyspark_types.StructType) else pyspark_types._parse_datatype_string(schema)
+        schema_json = st.json()
+    r = java_errors(lambda: api.fingerprintPath(spark._jsparkSession, path, format,
+                                                schema_json, java_map(spark, options), state, update_manifest,
+                                                use_cache, algorithm_id, key_argument))
+    return PathFingerprint(fingerprint=Fingerprint.from_state(bytes(r.stateBytes())), files_total=r.filesTotal(),
+                           files_read=r.filesRead(), files_reused=r.filesReused(), manifest=r.manifestOrNull(),
+                           warnings=warn(r.warningsArray()))
