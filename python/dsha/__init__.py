@@ -10,6 +10,7 @@ command line: the Spark modules import pyspark when they are called (``dsha.depe
 """
 from __future__ import annotations
 
+import importlib.metadata
 import os
 
 from dsha import functions as functions  # the module: dsha.functions.dsha_keyed(...)
@@ -31,11 +32,9 @@ from dsha.tables.iceberg import fingerprint_iceberg
 def _version() -> str:
     """The package version, whose one source is build.sbt (``ThisBuild / version``): setup.py puts it into the
     package metadata; from a source tree without metadata, the bundled jars' names carry it."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version("dsha")
-    except PackageNotFoundError:
+        return importlib.metadata.version("dsha")
+    except importlib.metadata.PackageNotFoundError:
         pass
     versions = set()
     for p in bundled_jars().values():
