@@ -30,3 +30,18 @@ def applies(vector, spark_version):
 def arguments(vector):
     """The SQL argument list of the vector's dsha calls: its optional "arguments", by default *."""
     return vector.get("arguments", "*")
+
+
+# The vectors the Python suites check through PySpark (classic and Spark Connect): every vector of every file is checked
+# by the Scala suite on every Spark build (jvm/src/test Golden*Suite), so the Python side needs only a sample that spans
+# the layouts (fixed, nullable, length-prefixed, map, nested, variant, collation, interval, empty) to check its path.
+PYTHON_SAMPLE = ("int", "nulls", "unicode_and_binary", "decimals", "datetimes", "intervals", "map_nested",
+                 "array_of_structs", "names_mixed", "variant", "collated_string", "table_empty")
+
+
+def python_sample(vectors):
+    """The vectors among ``vectors`` (a list of dicts with "name") that the Python suites check: see PYTHON_SAMPLE."""
+    chosen = [v for v in vectors if v["name"] in PYTHON_SAMPLE]
+    if not chosen:
+        raise ValueError("no vector of the Python sample is in this list")
+    return chosen

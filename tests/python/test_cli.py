@@ -5,17 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from cli_runner import run_cli
 
 pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="the CLI starts its own embedded Spark; run once")
-
-
-def run_cli(*args, timeout=300):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
-    env.pop("PYSPARK_SUBMIT_ARGS", None)
-    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[2]", "--conf", "spark.ui.enabled=false"],
-                          capture_output=True,
-                          text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +28,7 @@ def tables(spark, tmp_path_factory):
 
 def test_hash_prints_the_digest(tables):
     root, expected = tables
-    out = run_cli("hash", str(root / "a"))
+    out = run_cli("hash", str(root / "a"), fresh_process=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == expected
     # stderr: the summary lines only, no JVM start-up warnings (e.g. Spark 4.1+ "WARNING: Using incubator modules")
@@ -114,12 +107,12 @@ def test_short_error_is_one_line():
 
 
 def test_usage_errors_need_no_spark(tmp_path):
-    out = run_cli("compare", str(tmp_path / "missing"), str(tmp_path))
+    out = run_cli("compare", str(tmp_path / "missing"), str(tmp_path), fresh_process=True)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().splitlines()[-1] == f"dsha: error: no such file or directory: {tmp_path / 'missing'}"
-    out = run_cli("hash", str(tmp_path / "*.parquet"))
+    out = run_cli("hash", str(tmp_path / "*.parquet"), fresh_process=True)
     assert out.returncode == 2 and "no file matches" in out.stderr
-    out = run_cli("hash")
+    out = run_cli("hash", fresh_process=True)
     assert out.returncode == 2 and "give a PATH or --table NAME" in out.stderr
 
 

@@ -2,24 +2,14 @@
 Python API."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import dsha
-from conftest import child_env
+from cli_runner import run_cli
 
 pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="the CLI starts its own embedded Spark; run once")
-
-
-def run_cli(*args):
-    env = child_env()
-    env.pop("PYSPARK_SUBMIT_ARGS", None)
-    return subprocess.run([sys.executable, "-m", "dsha", *args, "--master", "local[1]", "--conf",
-                           "spark.ui.enabled=false"], capture_output=True, text=True, timeout=300, env=env,
-                          stdin=subprocess.DEVNULL)
 
 
 def test_check_and_record(spark, tmp_path):
@@ -70,7 +60,7 @@ def test_errors_exit_2_before_spark_starts(tmp_path, case):
     args = {"corrupt store": ["check", "step", data, "--store", str(store)],
             "missing input": ["record", "step", str(tmp_path / "nope"), "--store", str(store)],
             "columns": ["check", "step", data, "--store", str(store), "--columns", "a"]}[case]
-    out = run_cli(*args)
+    out = run_cli(*args, fresh_process=True)  # a process: Spark never starts
     assert out.returncode == 2 and out.stdout == ""
     expected = {"corrupt store": f"dsha: error: corrupt dsha store entry {store / folder / entry}: KeyError",
                 "missing input": "dsha: error: no such file or directory",

@@ -253,7 +253,7 @@ def test_sketch_functions_in_sql(spark):
 
 @pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own embedded Spark")
 def test_cli_diff(spark, tmp_path):
-    from test_cli import run_cli
+    from cli_runner import run_cli
 
     left = table(spark, 200, FLAT)
     left.write.parquet(str(tmp_path / "a"))

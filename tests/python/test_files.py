@@ -10,7 +10,7 @@ import pytest
 
 import dsha
 from conftest import MODE
-from test_cli import run_cli
+from cli_runner import run_cli
 
 classic_only = pytest.mark.skipif(MODE == "connect", reason="dsha.write and fingerprint_path need a classic session")
 

@@ -38,7 +38,8 @@ def _skip_reason():
 SKIP = _skip_reason()
 
 
-@pytest.mark.skipif(CHILD, reason="the child runs the tests themselves")
+@pytest.mark.skipif(CHILD or MODE == "connect", reason="the child runs the tests themselves, in classic mode: once, "
+                                                     "in the classic pass")
 def test_iceberg_suite_in_child():
     if SKIP:
         pytest.skip(SKIP)

@@ -9,6 +9,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from cli_runner import run_cli
 from pyspark.sql import functions as F
 
 from spark_conf import sql_conf
@@ -110,7 +111,6 @@ def test_the_key_is_in_no_explain_output_and_no_error(spark, table, capsys):
     _no_key(str(missing.value))
 
 
-@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own Spark; run once")
 def _cli(*args):
     """The dsha CLI in a process of its own (local[2], no UI), as a user runs it: its exit code and output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
@@ -120,6 +120,7 @@ def _cli(*args):
                           stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own Spark; run once")
 def test_cli_key_file_and_secure_with_event_log_and_logs(spark, table, tmp_path):
     data = tmp_path / "t"
     table.write.parquet(str(data))
@@ -246,11 +247,13 @@ def test_keyed_v2_python_api_states_comparisons_and_cli(spark, table, tmp_path):
     assert (_key_settings(spark), spark.conf.get("spark.dsha.keyed.algorithm", None)) == before
     with pytest.raises(ValueError, match="go together"):
         dsha.fingerprint(table, algorithm="keyed-v2")
-    # The CLI: --key-algorithm with --key-file; alone, a usage error.
+    # The CLI: --key-algorithm with --key-file; alone, a usage error (once: the CLI starts its own Spark).
+    if os.environ.get("DSHA_SPARK_MODE") == "connect":
+        return
     data = tmp_path / "t"
     table.write.parquet(str(data))
     (tmp_path / "key").write_text(KEY_HEX + "\n")
-    out = _cli("hash", str(data), "--key-file", str(tmp_path / "key"), "--key-algorithm", "dsha-keyed-v2", "--json")
+    out = run_cli("hash", str(data), "--key-file", str(tmp_path / "key"), "--key-algorithm", "dsha-keyed-v2", "--json")
     assert out.returncode == 0, out.stderr[-3000:]
     import json
 
@@ -258,7 +261,7 @@ def test_keyed_v2_python_api_states_comparisons_and_cli(spark, table, tmp_path):
     assert got["algorithm"] == "dsha-keyed-v2"
     assert got["digest"] == dsha.fingerprint(spark.read.parquet(str(data)), key=KEY, algorithm="keyed-v2").digest
     _no_key(out.stdout + out.stderr)
-    alone = _cli("hash", str(data), "--key-algorithm", "dsha-keyed-v2")
+    alone = run_cli("hash", str(data), "--key-algorithm", "dsha-keyed-v2")
     assert alone.returncode == 2 and "give both" in alone.stderr
 
 
