@@ -64,9 +64,26 @@ trait GoldenSuite extends SparkSuite {
    * The string columns `exprs` (aggregates) over the vector's table, after a shuffle so that hashing runs on real rows
    * (generated or interpreted), not folded on the driver; the same in every execution mode.
    */
-  def aggregatedInAllModes(v: JsonNode, exprs: String*): Seq[String] = sameInAllModes {
+  def aggregatedInAllModes(v: JsonNode, exprs: Seq[String]): Seq[String] = sameInAllModes {
     val row = spark.sql(GoldenFiles.text(v, "sql")).repartition(2).selectExpr(exprs: _*).head()
     exprs.indices.map(row.getString)
+  }
+
+  /** A keyed algorithm's outputs under `key` (the SQL key argument and a comma): digest, content sum, state (hex). */
+  def keyedColumns(key: String, args: String): Seq[String] = Seq(
+    s"dsha_keyed($key$args)",
+    s"dsha_keyed_fingerprint($key$args).content_sum",
+    s"lower(hex(dsha_keyed_state($key$args)))"
+  )
+
+  /**
+   * Asserts the outputs of [[keyedColumns]] are a vector's `dsha`, `content_sum` and `state`, and that this state
+   * finalises to that digest without the key.
+   */
+  def assertKeyed(actual: Seq[String], expected: JsonNode): Unit = {
+    val Seq(digest, contentSum, state) = Seq("dsha", "content_sum", "state").map(GoldenFiles.text(expected, _))
+    assert(actual == Seq(digest, contentSum, state), "keyed digest, content sum and state")
+    assert(one(s"SELECT dsha_final(X'$state')") == digest, "dsha_final of the keyed state")
   }
 
   /** The one value of a one-row, one-column query. */
