@@ -75,7 +75,7 @@ def test_errors_exit_2_with_one_clear_line(tables, case):
 
 
 def test_format_inference(tmp_path):
-    from dsha.cli import _format_of
+    from dsha.core.paths import format_of as _format_of
 
     (tmp_path / "t" / "year=2024" / "month=1").mkdir(parents=True)
     (tmp_path / "t" / "_SUCCESS").write_text("")
@@ -95,7 +95,7 @@ def test_format_inference(tmp_path):
 
 
 def test_short_error_is_one_line():
-    from dsha.cli import _short_error
+    from dsha.cli.output import short_error as _short_error
 
     e = Exception("An error occurred while calling o52.first.\n: org.apache.spark.SparkException: "
                   "[FAILED_READ_FILE.NO_HINT] Encountered error while reading file\nfile:/x/part-0.parquet. "

@@ -1,4 +1,4 @@
-"""dsha.fingerprint_delta: digests of Delta table versions from per-file states (python/dsha/delta.py).
+"""dsha.fingerprint_delta: digests of Delta table versions from per-file states (python/dsha/tables/delta.py).
 
 Delta Lake must be loaded when the SparkContext starts (spark.jars.packages, spark.sql.extensions), and a process has
 one SparkContext, which the suite's shared ``spark`` fixture owns without Delta. So these tests run in a child

@@ -1,4 +1,4 @@
-"""dsha.fingerprint_iceberg: digests of Iceberg table snapshots from per-file states (python/dsha/iceberg.py).
+"""dsha.fingerprint_iceberg: digests of Iceberg table snapshots from per-file states (python/dsha/tables/iceberg.py).
 
 The Iceberg runtime must be loaded when the SparkContext starts (spark.jars.packages, spark.sql.extensions), and a
 process has one SparkContext, which the suite's shared ``spark`` fixture owns without Iceberg. So these tests run in

@@ -17,8 +17,3 @@ from __future__ import annotations
 from dsha.cli.app import main
 
 __all__ = ["main"]
-
-# The names tests/python/test_cli.py imported before the CLI became a package (dsha.core.paths.format_of and
-# dsha.cli.output.short_error): kept until that test imports them from there.
-from dsha.cli.output import short_error as _short_error  # noqa: F401
-from dsha.core.paths import format_of as _format_of  # noqa: F401
