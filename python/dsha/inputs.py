@@ -48,10 +48,13 @@ class Table:
 @dataclass(frozen=True)
 class Path:
     """Files as an input: a path (any Hadoop path, a glob) and its format (default: inferred as ``dsha hash``
-    does, from the path or its files, else parquet)."""
+    does, from the path or every data file in it, else parquet; a mixed directory is a :class:`UsageError`).
+    ``force=True`` reads a Delta or Iceberg table's directory in the given format, every file (removed ones too);
+    without it that is a :class:`UsageError`."""
 
     path: str
     format: Optional[str] = None
+    force: bool = False
 
     @property
     def key(self) -> str:
@@ -117,8 +120,8 @@ def load(spark: Optional[SparkSessionLike], x: Union[Table, Path], columns: Opti
         df = _need(spark, x.key).table(x.name)
     else:
         check_local(x.path)
-        fmt = format_of(x.path, x.format)
-        df = _need(spark, x.path).read.format(fmt).options(**reader_options(fmt)).load(x.path)
+        fmt = format_of(x.path, x.format, x.force)
+        df = _need(spark, x.path).read.format(fmt).options(**reader_options(fmt, x.path)).load(x.path)
     if columns:
         names = resolve_columns(df.columns, columns, x.key)
         df = df.select(*("`" + c.replace("`", "``") + "`" for c in names))
@@ -161,20 +164,20 @@ def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: O
         fp = fingerprint(load(spark, x, columns), exact=exact, algorithm=algorithm, key=key)
         return Fingerprinted("table", x.name, None, fp)
     check_local(x.path)
-    fmt = format_of(x.path, x.format)
+    fmt = format_of(x.path, x.format, x.force)
     session = _need(spark, x.path)
     if whole and fmt == "delta" and not exact:  # from the log: layout-only commits (OPTIMIZE) keep it
         return Fingerprinted("path", x.path, fmt, fingerprint_delta(session, x.path, exact=False).fingerprint)
     per_file = (whole and exact and (not is_connect(session) or update_manifest)
                 and (state is not None or (fmt != "delta" and not is_glob(x.path))))
     if not per_file:
-        fp = fingerprint(load(session, Path(x.path, fmt), columns), exact=exact, algorithm=algorithm, key=key)
+        fp = fingerprint(load(session, Path(x.path, fmt, x.force), columns), exact=exact, algorithm=algorithm, key=key)
         return Fingerprinted("path", x.path, fmt, fp)
     if fmt == "delta":
         r = fingerprint_delta(session, x.path, state=_local_state(state), use_cache=use_cache)
     else:
         r = fingerprint_files(session, x.path, fmt, state=_hadoop_state(state), update_manifest=update_manifest,
-                              use_cache=use_cache, **reader_options(fmt))
+                              use_cache=use_cache, **reader_options(fmt, x.path))
     return Fingerprinted("path", x.path, fmt, r.fingerprint, r)
 
 

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
+
+from dsha.core.paths import data_files, detect
+from dsha.errors import UsageError
 
 DEFAULT_BATCH_SIZE = 64 * 1024
 
@@ -33,13 +36,23 @@ def _format_of_path(path: str) -> str:
 
 
 def _format_of_directory(path: str) -> str:
+    """As the Spark engine tells it (``dsha.core.paths.detect``: every data file; sidecars left out, mixed formats
+    refused)."""
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(_IGNORE))
-        for f in sorted(files):
-            if not f.startswith(_IGNORE):
-                return _format_of_path(os.path.join(root, f))
+        if any(not f.startswith(_IGNORE) for f in files):
+            return detect(path).format
     raise ValueError(f"the directory {path!r} holds no data files (names starting with '_' or '.' are ignored); "
                      f"pass format= to read it as an empty table of a known format")
+
+
+def _sidecars(path: str, fmt: str) -> List[str]:
+    """The files of a directory that ``detect`` leaves out when it reads it as ``fmt`` (relative paths)."""
+    try:
+        found = detect(path)
+    except UsageError:
+        return []  # a format given for a mixed directory: every file, as Spark reads it
+    return list(found.sidecars) if _FORMATS.get(found.format, found.format) == _FORMATS.get(fmt, fmt) else []
 
 
 def _dataset_format(fmt: str) -> Any:
@@ -70,14 +83,20 @@ def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional
     if format is None:
         format = _format_of_directory(p) if os.path.isdir(p) else _format_of_path(p)
     fmt = _dataset_format(format)
-    dataset = ds.dataset(p, format=fmt, partitioning=partitioning, ignore_prefixes=list(_IGNORE))
+    source: Any = p
+    options: Dict[str, Any] = {"ignore_prefixes": list(_IGNORE)}
+    skipped = _sidecars(p, format) if os.path.isdir(p) and isinstance(format, str) else []
+    if skipped:  # the data files only, partitions still from the folders under p
+        left_out = set(skipped)
+        source = [os.path.join(p, f) for f in data_files(p) if f not in left_out]
+        options = {"partition_base_dir": p}
+    dataset = ds.dataset(source, format=fmt, partitioning=partitioning, **options)
     if isinstance(fmt, ds.ParquetFileFormat) and dataset.files:
         import pyarrow.parquet as pq
 
         schema = _int96_as_instants(dataset.schema, pq.ParquetFile(dataset.files[0]).schema)
         if schema is not dataset.schema:
-            dataset = ds.dataset(p, format=fmt, partitioning=partitioning, ignore_prefixes=list(_IGNORE),
-                                 schema=schema)
+            dataset = ds.dataset(source, format=fmt, partitioning=partitioning, schema=schema, **options)
     return dataset
 
 

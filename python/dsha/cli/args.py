@@ -7,7 +7,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from dsha.core.algorithms import KEYED
-from dsha.core.paths import check_local
+from dsha.core.paths import check_local, format_of
 from dsha.errors import UsageError
 from dsha.inputs import Path, Table
 
@@ -17,16 +17,18 @@ __all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_sources", "
 ENGINES = ("auto", "arrow", "spark")
 
 
-def source_input(source: str, fmt: Optional[str]) -> Union[Table, Path]:
+def source_input(source: str, fmt: Optional[str], force: bool = False) -> Union[Table, Path]:
     """A source as the command line names it: ``table:NAME``, else a path (in ``--format``, if given)."""
-    return Table(source[len("table:"):]) if source.startswith("table:") else Path(source, fmt)
+    return Table(source[len("table:"):]) if source.startswith("table:") else Path(source, fmt, force)
 
 
-def check_sources(sources: Sequence[Optional[str]]) -> None:
-    """Fail fast, before Spark starts: local paths that are missing or unreadable."""
+def check_sources(sources: Sequence[Optional[str]], fmt: Optional[str] = None, force: bool = False) -> None:
+    """Fail fast, before Spark starts: local paths that are missing or unreadable, mixed directories, a format
+    given for a Delta or Iceberg table's directory without --force."""
     for source in sources:
         if source is not None and not source.startswith("table:"):
             check_local(source)
+            format_of(source, fmt, force, note=False)
 
 
 def columns(args: argparse.Namespace) -> Optional[List[str]]:

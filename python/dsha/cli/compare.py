@@ -28,7 +28,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     options.validate_digest_options(args)
-    options.check_sources([args.left, args.right])
+    options.check_sources([args.left, args.right], args.format, args.force)
 
 
 def _exit(cmp: Comparison) -> int:
@@ -38,7 +38,7 @@ def _exit(cmp: Comparison) -> int:
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     cols = options.columns(args)
-    left, right = (load(spark, options.source_input(s, args.format), cols) for s in (args.left, args.right))
+    left, right = (load(spark, options.source_input(s, args.format, args.force), cols) for s in (args.left, args.right))
     cmp = equal(left, right, **options.algorithm_args(args))
     print_compare(args, "spark", cmp, time.time() - started)
     return _exit(cmp)

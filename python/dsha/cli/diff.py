@@ -45,7 +45,7 @@ def _names(text: Optional[str]) -> Optional[List[str]]:
 
 
 def validate(args: argparse.Namespace) -> None:
-    check_sources([args.left, args.right])
+    check_sources([args.left, args.right], args.format, args.force)
     if args.limit < 0:
         raise UsageError("--limit is a number of rows, 0 or more")
     if args.output and os.path.exists(args.output):
@@ -55,7 +55,8 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     # all columns: --columns is dsha.diff's to apply (the key stays in)
-    left, right = load(spark, source_input(args.left, args.format)), load(spark, source_input(args.right, args.format))
+    left, right = (load(spark, source_input(args.left, args.format, args.force)),
+                   load(spark, source_input(args.right, args.format, args.force)))
     options: Dict[str, Any] = {"column_digests": args.column_digests}
     if args.max_cells is not None:
         options["max_cells"] = args.max_cells

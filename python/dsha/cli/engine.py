@@ -26,6 +26,10 @@ def _sources(args: argparse.Namespace) -> List[Optional[str]]:
     return [args.left, args.right] if args.command == "compare" else [args.path]
 
 
+def _format(source: str, args: argparse.Namespace) -> str:
+    return format_of(source, args.format, getattr(args, "force", False), note=False)
+
+
 def choose(args: argparse.Namespace) -> str:
     """The engine a hash or compare runs on: what --engine says, or for auto, arrow when it can read every source
     and nothing asks for Spark (a --master, a --conf, a table, per-file states), spark otherwise."""
@@ -43,9 +47,9 @@ def choose(args: argparse.Namespace) -> str:
             why_not = f"the Arrow engine reads local files; {source} is not one"
         elif is_glob(local):
             why_not = f"the Arrow engine reads a file or a directory, not a pattern: {source}"
-        elif format_of(source, args.format) not in ARROW_FORMATS:
+        elif _format(source, args) not in ARROW_FORMATS:
             why_not = (f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not "
-                       f"{format_of(source, args.format)} ({source})")
+                       f"{_format(source, args)} ({source})")
     if args.engine == "arrow":
         if why_not:
             raise UsageError(why_not)
@@ -65,7 +69,7 @@ def choose(args: argparse.Namespace) -> str:
     if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
         return "spark"
     spark_asked = args.master != "local[*]" or args.conf
-    typed = all(format_of(s, args.format) in ARROW_AUTO_FORMATS for s in sources if s is not None)
+    typed = all(_format(s, args) in ARROW_AUTO_FORMATS for s in sources if s is not None)
     has_manifest = args.command == "hash" and os.path.isfile(os.path.join(local_path(args.path) or "", "_dsha",
                                                                            "manifest.json"))
     if spark_asked or not typed or has_manifest or not installed("pyarrow"):
@@ -78,7 +82,7 @@ def arrow_fingerprint(source: str, args: argparse.Namespace) -> Tuple[Fingerprin
     import dsha.arrow  # needs pyarrow and numpy, which choose() has found
 
     started = time.time()
-    fmt = format_of(source, args.format)
+    fmt = format_of(source, args.format, getattr(args, "force", False))  # the one note on sidecars left out
     path = local_path(source)
     assert path is not None  # choose() gives the Arrow engine local paths only
     columns = None

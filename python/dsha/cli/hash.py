@@ -61,14 +61,14 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
                          "all columns (no --columns; --table only with --state, for an Iceberg table)")
     if not args.table:
-        check_sources([args.path])
-        if (args.state or args.update_manifest) and format_of(args.path, args.format) == "delta":
+        check_sources([args.path], args.format, args.force)
+        if (args.state or args.update_manifest) and format_of(args.path, args.format, args.force, note=False) == "delta":
             raise UsageError("per-file states (--state, --update-manifest) are not used for Delta tables; "
                              "hash them with --no-cache")
 
 
 def _input(args: argparse.Namespace) -> Input:
-    return Table(args.table) if args.table else source_input(args.path, args.format)
+    return Table(args.table) if args.table else source_input(args.path, args.format, args.force)
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
@@ -86,6 +86,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
 
 
 def run_arrow(args: argparse.Namespace) -> int:
-    fp, seconds = arrow_fingerprint(args.path, args)
+    with dsha_warnings_printed():
+        fp, seconds = arrow_fingerprint(args.path, args)
     print_hash(args, "arrow", fp, seconds)
     return exit_codes.OK

@@ -48,6 +48,9 @@ def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--format", help="parquet, orc, json, csv, avro, text, delta (default: from the path or its "
                                          "files, else parquet)")
+    common.add_argument("--force", action="store_true",
+                        help="with --format: read a Delta or Iceberg table's directory as plain files (every file, "
+                             "those its log removed included)")
     common.add_argument("--columns", help="comma-separated columns to hash (default: all)")
     common.add_argument("--master", default=os.environ.get("DSHA_MASTER", "local[*]"),
                         help="Spark master (default: local[*], an embedded Spark; not used when the caller's "
