@@ -28,7 +28,7 @@ from dsha.core.fingerprint import Comparison
 from dsha.dependencies import pyspark_sql
 from dsha.errors import DshaWarning
 from dsha.inputs import Input, Path, Table, as_input, fingerprint_input, is_dataframe
-from dsha.store import InputRecord, Record, Store, open_store
+from dsha.store import DirectoryStore, InputRecord, Record, Store, open_store
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
@@ -151,21 +151,23 @@ class Changes:
 
     def record(self) -> Record:
         """Records the fingerprints taken by ``changed`` (not new ones: an input that changed while the step ran
-        shows as changed next time), stamped now, so that the latest write wins."""
+        shows as changed next time), stamped now, or just after the store's latest record when this clock is
+        behind it: the latest write wins, whatever the writers' clocks say."""
         record = dataclasses.replace(self.current, recorded_ns=time.time_ns())
-        self.store.put(record)
-        return record
+        return self.store.put(record) or record
 
 
 def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
             spark: Optional[SparkSessionLike] = None,
-            exact: bool = True) -> Changes:
+            exact: bool = True, create_store: bool = False) -> Changes:
     """What changed in ``inputs`` (and the code ``version``) since the last record of step ``name`` in ``store``
     (a directory, ``"table:db.t"`` or a ``dsha.store.Store``). Fingerprints each input once (one Spark job each).
-    A corrupt or foreign store entry raises ``dsha.StoreError``; it is never taken as "unchanged"."""
+    A corrupt or foreign store entry raises ``dsha.StoreError``; it is never taken as "unchanged". Recording
+    (``.record()``) into a directory that is not a store (``dsha.store.DirectoryStore``) raises ``StoreError``
+    unless ``create_store=True``."""
     named = _named(inputs)
     spark = _session(spark, named)
-    st = open_store(store, spark)
+    st = open_store(store, spark, create=create_store)
     previous = st.latest(name)  # before any Spark job: a bad store fails fast
     before = previous.inputs if previous else {}
     current = Record(name, {k: _fingerprint_input(spark, x, before.get(k), exact) for k, x in named.items()},
@@ -175,9 +177,13 @@ def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[st
 
 def record(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
            spark: Optional[SparkSessionLike] = None,
-           exact: bool = True) -> Record:
-    """Records the current fingerprints of ``inputs`` as step ``name``'s last run (what ``dsha record`` does)."""
-    return changed(inputs, store=store, name=name, version=version, spark=spark, exact=exact).record()
+           exact: bool = True, create_store: bool = False) -> Record:
+    """Records the current fingerprints of ``inputs`` as step ``name``'s last run (what ``dsha record`` does).
+    A directory that is not a store is a ``StoreError`` (before any input is read) unless ``create_store=True``."""
+    st = open_store(store, spark, create=create_store)
+    if isinstance(st, DirectoryStore):
+        st.check()
+    return changed(inputs, store=st, name=name, version=version, spark=spark, exact=exact).record()
 
 
 class _Skipped(Exception):

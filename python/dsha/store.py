@@ -1,11 +1,17 @@
 """A fingerprint store: per named step, the fingerprints of its inputs at its last recorded run.
 
 Both backends keep records append-only and read the latest one per name (largest ``(recorded_ns, id)``), so
-concurrent writers never overwrite each other's bytes and every reader agrees on which record is the latest:
+concurrent writers never overwrite each other's bytes and every reader agrees on which record is the latest.
+``recorded_ns`` is an order, not only a clock: a writer stamps its record after the latest one it finds (its clock,
+or one nanosecond after that record when its clock is behind), so a record always comes after every record written
+before it began, whatever the writers' clocks say; records of stores written by older versions read as before, and a
+new record comes after all of them:
 
 - ``DirectoryStore(path)``: a directory of JSON files, ``<root>/<name-slug>/<recorded_ns>-<id>.json``; each file is
   written whole under a temporary name and renamed into place (an atomic step), so a reader never sees half a
-  record. The file system is pluggable (``LocalFileSystem``; ``HadoopFileSystem`` for hdfs://, s3a://, ...).
+  record. The file system is pluggable (``LocalFileSystem``; ``HadoopFileSystem`` for hdfs://, s3a://, ...). The
+  root carries a marker file ``.dsha-store``; ``put`` writes only into a store (a directory with the marker, or one
+  an older dsha wrote, or an empty one), or creates one where the root's parent exists, unless ``create=True``.
 - ``TableStore(spark, "db.t")``: a catalog table of (name, recorded_ns, id, record JSON), appended to.
 
 A record that cannot be read as a dsha record raises ``StoreError``: a step is never taken as unchanged on the
@@ -14,6 +20,7 @@ strength of an entry nobody can vouch for.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -33,11 +40,13 @@ from dsha.errors import StoreError
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
 
-__all__ = ["FORMAT", "DirectoryStore", "HadoopFileSystem", "InputRecord", "LocalFileSystem", "Record", "Store",
-           "StoreError", "TableStore", "open_store"]
+__all__ = ["FORMAT", "MARKER", "DirectoryStore", "HadoopFileSystem", "InputRecord", "LocalFileSystem", "Record",
+           "Store", "StoreError", "TableStore", "open_store"]
 
 FORMAT = "dsha-store/1"
+MARKER = ".dsha-store"  # in a DirectoryStore's root: this directory is a store (its text: the format)
 _ENTRY = re.compile(r"^\d{20}-[0-9a-f]{32}\.json$")  # lexical order of entry names = (recorded_ns, id) order
+_SLUG = re.compile(r"^[A-Za-z0-9._-]*-[0-9a-f]{16}$")  # a step's folder (_slug): what an older dsha's store holds
 
 
 @dataclass(frozen=True)
@@ -125,8 +134,16 @@ class Store:
     def latest(self, name: str) -> Optional[Record]:
         raise NotImplementedError
 
-    def put(self, record: Record) -> None:
+    def put(self, record: Record) -> Record:
+        """Appends ``record``, stamped after the latest record of its name; returns the record as stored."""
         raise NotImplementedError
+
+
+def _after(record: Record, latest_ns: Optional[int]) -> Record:
+    """``record`` stamped after ``latest_ns``: its own time, or one nanosecond after when its clock is behind."""
+    if latest_ns is None or record.recorded_ns > latest_ns:
+        return record
+    return dataclasses.replace(record, recorded_ns=latest_ns + 1)
 
 
 class LocalFileSystem:
@@ -138,6 +155,9 @@ class LocalFileSystem:
             return os.listdir(directory)
         except FileNotFoundError:
             return []
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(path)
 
     def read(self, path: str) -> bytes:
         with open(path, "rb") as f:
@@ -184,6 +204,10 @@ class HadoopFileSystem:
             return []
         return [s.getPath().getName() for s in fs.listStatus(p)]
 
+    def exists(self, path: str) -> bool:
+        p, fs = self._path(path)
+        return bool(fs.exists(p))
+
     def read(self, path: str) -> bytes:
         p, fs = self._path(path)
         try:
@@ -221,13 +245,62 @@ def _slug(name: str) -> str:
 
 class DirectoryStore(Store):
     """Records as JSON files under ``root`` (a local path, a ``file:`` URI, or with ``fs=HadoopFileSystem(spark)``
-    any Hadoop path). ``keep`` older records per name are kept besides the latest (history; pruned on put)."""
+    any Hadoop path). ``keep`` older records per name are kept besides the latest (history; pruned on put).
 
-    def __init__(self, root: str, fs: Any = None, keep: int = 10) -> None:
+    ``put`` writes into a store only: a root with the ``.dsha-store`` marker, an older dsha's store (step folders
+    only) or an empty directory (both then get the marker), or a root that does not exist yet but whose parent does
+    (created). Anything else (a missing parent: an unmounted file system; a non-empty directory that is not a store;
+    a file) is a ``StoreError`` unless ``create=True``, which creates the root and its parents, or marks it."""
+
+    def __init__(self, root: str, fs: Any = None, keep: int = 10, create: bool = False) -> None:
         local = local_path(root) if fs is None else None  # another file system resolves URIs itself
         self.root = root if local is None else local
         self.fs = fs or LocalFileSystem()
         self.keep = keep
+        self.create = create
+        self._ready = False
+
+    def check(self) -> None:
+        """A ``StoreError`` when ``put`` would refuse the root (see the class), before anything is computed."""
+        problem = self._problem()
+        if problem:
+            raise StoreError(f"{self.root} {problem}; to make it a dsha store, ask for it (dsha record "
+                             f"--create-store, or create=True)")
+
+    def _problem(self) -> Optional[str]:
+        if self.create or not hasattr(self.fs, "exists"):  # a plugged-in file system without the check
+            return None
+        root = self.root.rstrip("/") or "/"
+        if not self.fs.exists(root):
+            parent = root.rsplit("/", 1)[0] if "/" in root.split("://", 1)[-1] else ""
+            if parent and not self.fs.exists(parent):
+                return f"cannot be a store: its parent {parent} does not exist (a file system not mounted?)"
+            return None
+        try:
+            names = self.fs.list(root)
+        except OSError as e:
+            return f"is not a directory ({type(e).__name__})"
+        if MARKER in names:
+            return None
+        foreign = sorted(n for n in names if not n.startswith(".") and not _SLUG.match(n))
+        if foreign:
+            return (f"is not a dsha store (no {MARKER} marker; it holds {', '.join(foreign[:3])}"
+                    f"{', ...' if len(foreign) > 3 else ''})")
+        return None
+
+    def _make_ready(self) -> None:
+        """The root made a store, once per instance (checked first)."""
+        if self._ready:
+            return
+        self.check()
+        marker = self.root.rstrip("/") + "/" + MARKER
+        if hasattr(self.fs, "exists") and not self.fs.exists(marker):
+            try:
+                self.fs.write_new(marker, (FORMAT + "\n").encode())
+            except (OSError, StoreError):
+                if not self.fs.exists(marker):  # not another writer's marker, written meanwhile
+                    raise
+        self._ready = True
 
     def __repr__(self) -> str:
         return f"DirectoryStore({self.root!r})"
@@ -256,11 +329,15 @@ class DirectoryStore(Store):
             return Record.from_json(data, where, name)
         raise StoreError(f"dsha store {self.root}: the entries of {name!r} keep changing while being read")
 
-    def put(self, record: Record) -> None:
+    def put(self, record: Record) -> Record:
+        self._make_ready()
         directory = self._dir(record.name)
+        entries = self._entries(record.name)
+        record = _after(record, int(entries[-1][:20]) if entries else None)
         self.fs.write_new(f"{directory}/{record.recorded_ns:020d}-{record.id}.json", record.to_json().encode())
         for old in self._entries(record.name)[: -(self.keep + 1)]:
             self.fs.delete(f"{directory}/{old}")
+        return record
 
 
 class TableStore(Store):
@@ -289,14 +366,20 @@ class TableStore(Store):
             return None
         return Record.from_json(rows[0]["record"], f"{self.table} (name {name!r}, id {rows[0]['id']})", name)
 
-    def put(self, record: Record) -> None:
+    def put(self, record: Record) -> Record:
+        latest = (self.spark.table(self.table).where(F.col("name") == F.lit(record.name))
+                  .agg(F.max("recorded_ns").alias("ns")).collect()[0]["ns"])
+        record = _after(record, None if latest is None else int(latest))
         (self.spark.createDataFrame([(record.name, record.recorded_ns, record.id, record.to_json())], self.COLUMNS)
          .write.insertInto(self.table))
+        return record
 
 
-def open_store(store: Union[str, os.PathLike[str], Store], spark: Optional[SparkSessionLike] = None) -> Store:
+def open_store(store: Union[str, os.PathLike[str], Store], spark: Optional[SparkSessionLike] = None,
+               create: bool = False) -> Store:
     """A ``Store`` from what a user gives: a ``Store``; ``"table:db.t"`` (a ``TableStore``); a local directory or
-    ``file:`` URI; any other URI (hdfs://, s3a://) through Hadoop's FileSystem of a classic ``spark``."""
+    ``file:`` URI; any other URI (hdfs://, s3a://) through Hadoop's FileSystem of a classic ``spark``.
+    ``create``: a directory store may be created or marked where it is not one yet (``DirectoryStore``)."""
     if isinstance(store, Store):
         return store
     if not isinstance(store, (str, os.PathLike)):
@@ -309,5 +392,5 @@ def open_store(store: Union[str, os.PathLike[str], Store], spark: Optional[Spark
     if local_path(store) is None:
         if spark is None:
             raise StoreError(f"a store at {store} needs a SparkSession (Hadoop file system)")
-        return DirectoryStore(store, fs=HadoopFileSystem(spark))
-    return DirectoryStore(store)
+        return DirectoryStore(store, fs=HadoopFileSystem(spark), create=create)
+    return DirectoryStore(store, create=create)

@@ -53,7 +53,7 @@ def test_check_and_record(spark, tmp_path):
 def test_errors_exit_2_before_spark_starts(tmp_path, case):
     store = tmp_path / "store"
     dsha.store.DirectoryStore(str(store)).put(dsha.store.Record("step", {}))
-    [folder] = os.listdir(store)
+    [folder] = [f for f in os.listdir(store) if not f.startswith(".")]  # not the .dsha-store marker
     [entry] = os.listdir(store / folder)
     (store / folder / entry).write_text('{"format": "dsha-store/1", "name": "step"}')
     data = str(tmp_path)
@@ -67,3 +67,14 @@ def test_errors_exit_2_before_spark_starts(tmp_path, case):
                 "columns": "dsha: error: --columns is not supported by dsha check"}[case]
     assert out.stderr.strip().splitlines()[-1].startswith(expected), out.stderr
     assert "Traceback" not in out.stderr and "Spark" not in out.stderr
+
+
+def test_record_creates_a_store_only_when_asked(spark, tmp_path):
+    spark.range(3).write.parquet(str(tmp_path / "t"))
+    store = tmp_path / "mnt" / "state"  # its parent is missing: a file system not mounted, or a typo
+    refused = run_cli("record", "step", str(tmp_path / "t"), "--store", str(store))
+    assert refused.returncode == 2 and "cannot be a store: its parent" in refused.stderr and not store.exists()
+    created = run_cli("record", "step", str(tmp_path / "t"), "--store", str(store), "--create-store")
+    assert created.returncode == 0, created.stderr
+    assert (store / ".dsha-store").is_file()
+    assert run_cli("check", "step", str(tmp_path / "t"), "--store", str(store)).returncode == 0

@@ -13,7 +13,8 @@ from dsha.store import DirectoryStore
 
 
 def entries(store_dir):
-    return sum(len(files) for _, _, files in os.walk(store_dir))
+    """The records in a directory store (not its .dsha-store marker)."""
+    return sum(len([f for f in files if not f.startswith(".")]) for _, _, files in os.walk(store_dir))
 
 
 def test_changed_says_what_changed_per_input(spark, tmp_path):

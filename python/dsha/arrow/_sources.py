@@ -38,7 +38,7 @@ def _format_of_path(path: str) -> str:
 def _format_of_directory(path: str) -> str:
     """As the Spark engine tells it (``dsha.core.paths.detect``: every data file; sidecars left out, mixed formats
     refused)."""
-    for root, dirs, files in os.walk(path):
+    for _, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(_IGNORE))
         if any(not f.startswith(_IGNORE) for f in files):
             return detect(path).format

@@ -62,7 +62,8 @@ def validate(args: argparse.Namespace) -> None:
                          "all columns (no --columns; --table only with --state, for an Iceberg table)")
     if not args.table:
         check_sources([args.path], args.format, args.force)
-        if (args.state or args.update_manifest) and format_of(args.path, args.format, args.force, note=False) == "delta":
+        fmt = format_of(args.path, args.format, args.force, note=False)
+        if (args.state or args.update_manifest) and fmt == "delta":
             raise UsageError("per-file states (--state, --update-manifest) are not used for Delta tables; "
                              "hash them with --no-cache")
 

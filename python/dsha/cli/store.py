@@ -19,7 +19,7 @@ from dsha.core.paths import local_path
 from dsha.errors import UsageError
 from dsha.inputs import Path
 from dsha.skip import changed
-from dsha.store import open_store
+from dsha.store import DirectoryStore, open_store
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
@@ -37,6 +37,10 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("name", help="the step's name in the store")
         p.add_argument("inputs", nargs="+", metavar="INPUT", help="path (or table:NAME)")
         p.add_argument("--store", required=True, help="directory (local, file:, hdfs://, ...) or table:NAME")
+        if command == "record":
+            p.add_argument("--create-store", action="store_true",
+                           help="make --store a store if it is not one yet: create it with its parents, or mark a "
+                                "non-empty directory (without it, a store whose parent is missing is an error)")
         p.add_argument("--code-version", help="the step's code version, compared like an input")
         p.add_argument("--approximate", action="store_true",
                        help="compare file metadata only (dsha-meta-v1: paths, sizes, modification times; no data "
@@ -47,15 +51,19 @@ def validate(args: argparse.Namespace) -> None:
     """What can be checked before Spark starts: the options and the local input paths."""
     if args.columns:
         raise UsageError(f"--columns is not supported by dsha {args.command}")
-    check_sources(args.inputs)
+    check_sources(args.inputs, args.format, args.force)
     if not args.store.startswith("table:") and local_path(args.store) is not None:  # a bad store: exit 2 at once
-        open_store(args.store).latest(args.name)
+        st = open_store(args.store, create=getattr(args, "create_store", False))
+        if args.command == "record" and isinstance(st, DirectoryStore):
+            st.check()
+        st.latest(args.name)
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
-    inputs: List[Union[str, Path]] = [i if i.startswith("table:") else Path(i, args.format) for i in args.inputs]
+    inputs: List[Union[str, Path]] = [i if i.startswith("table:") else Path(i, args.format, args.force)
+                                      for i in args.inputs]
     changes = changed(inputs, store=args.store, name=args.name, version=args.code_version, spark=spark,
-                           exact=not args.approximate)
+                      exact=not args.approximate, create_store=getattr(args, "create_store", False))
     fingerprints: Dict[str, Dict[str, Any]] = {
         k: {"kind": i.kind, "format": i.format, "digest": i.fingerprint.digest, "rows": i.fingerprint.rows}
                     for k, i in changes.current.inputs.items()}

@@ -10,9 +10,11 @@ from typing import Dict, List, Optional, Tuple
 
 from dsha.errors import DshaWarning, UsageError
 
-__all__ = ["FORMATS", "Detected", "check_local", "data_files", "detect", "format_of", "is_glob", "local_path", "reader_options"]
+__all__ = ["FORMATS", "Detected", "check_local", "data_files", "detect", "format_of", "is_glob", "local_path",
+           "reader_options"]
 
-FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".orc": "orc", ".json": "json", ".jsonl": "json", ".ndjson": "json",
+FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".orc": "orc", ".json": "json",
+           ".jsonl": "json", ".ndjson": "json",
            ".csv": "csv", ".avro": "avro", ".txt": "text", ".arrow": "arrow", ".feather": "arrow", ".ipc": "arrow",
            ".arrows": "arrow"}
 _COMPRESSIONS = (".gz", ".bz2", ".zst", ".lz4", ".snappy", ".deflate", ".xz")
@@ -119,8 +121,8 @@ def detect(path: str, explicit: Optional[str] = None, force: bool = False) -> De
                          f"its catalog (table:NAME) or with --format iceberg (--format parquet --force reads every "
                          f"file, removed ones included)")
     if not is_dir or local is None:
-        fmt, _ = _format_and_suffix(os.path.basename(path.rstrip("/")))
-        return Detected(fmt or "parquet")
+        named, _ = _format_and_suffix(os.path.basename(path.rstrip("/")))
+        return Detected(named or "parquet")
     return _detect_directory(path, data_files(local))
 
 
@@ -151,7 +153,7 @@ def _detect_directory(path: str, files: List[str]) -> Detected:
     if sidecars and unknown:
         mixed["files without a known extension"] = unknown
     if mixed:
-        groups = [(fmt, by_format[fmt])] + sorted(mixed.items())
+        groups = [(fmt, by_format[fmt]), *sorted(mixed.items())]
         raise UsageError(f"{path} mixes formats: " + "; ".join(
             f"{f} ({len(names)} file{'s' if len(names) > 1 else ''}: {', '.join(names[:3])}"
             f"{', ...' if len(names) > 3 else ''})" for f, names in groups)
