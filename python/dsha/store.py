@@ -272,8 +272,10 @@ class DirectoryStore(Store):
             return None
         root = self.root.rstrip("/") or "/"
         if not self.fs.exists(root):
-            parent = root.rsplit("/", 1)[0] if "/" in root.split("://", 1)[-1] else ""
-            if parent and not self.fs.exists(parent):
+            parent = (root.rsplit("/", 1)[0] or "/") if "/" in root.split("://", 1)[-1] else "."
+            if "://" in parent and "/" not in parent.split("://", 1)[1]:
+                parent += "/"  # a file system's root: hdfs://nn/, s3a://bucket/
+            if not self.fs.exists(parent):
                 return f"cannot be a store: its parent {parent} does not exist (a file system not mounted?)"
             return None
         try:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from dsha.cli import args as options
 from dsha.cli import exit_codes
 from dsha.cli.engine import arrow_fingerprint
-from dsha.cli.output import print_compare
+from dsha.cli.output import dsha_warnings_printed, print_compare
 from dsha.core.fingerprint import Comparison
 from dsha.inputs import load
 from dsha.spark.digests import equal
@@ -38,7 +38,9 @@ def _exit(cmp: Comparison) -> int:
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     cols = options.columns(args)
-    left, right = (load(spark, options.source_input(s, args.format, args.force), cols) for s in (args.left, args.right))
+    with dsha_warnings_printed():  # a note on sidecars left out: one line per path
+        left, right = (load(spark, options.source_input(s, args.format, args.force), cols)
+                       for s in (args.left, args.right))
     cmp = equal(left, right, **options.algorithm_args(args))
     print_compare(args, "spark", cmp, time.time() - started)
     return _exit(cmp)
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
 
 def run_arrow(args: argparse.Namespace) -> int:
     started = time.time()
-    cmp = Comparison(arrow_fingerprint(args.left, args)[0], arrow_fingerprint(args.right, args)[0])
+    with dsha_warnings_printed():
+        cmp = Comparison(arrow_fingerprint(args.left, args)[0], arrow_fingerprint(args.right, args)[0])
     print_compare(args, "arrow", cmp, time.time() - started)
     return _exit(cmp)

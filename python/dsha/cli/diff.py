@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from dsha.cli import exit_codes
 from dsha.cli.args import check_sources, source_input
+from dsha.cli.output import dsha_warnings_printed
 from dsha.errors import UsageError
 from dsha.inputs import load
 from dsha.spark.diff import Diff, diff
@@ -55,8 +56,9 @@ def validate(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     # all columns: --columns is dsha.diff's to apply (the key stays in)
-    left, right = (load(spark, source_input(args.left, args.format, args.force)),
-                   load(spark, source_input(args.right, args.format, args.force)))
+    with dsha_warnings_printed():  # a note on sidecars left out: one line per path
+        left, right = (load(spark, source_input(args.left, args.format, args.force)),
+                       load(spark, source_input(args.right, args.format, args.force)))
     options: Dict[str, Any] = {"column_digests": args.column_digests}
     if args.max_cells is not None:
         options["max_cells"] = args.max_cells
