@@ -67,11 +67,15 @@ def test_file_and_directory(fmt, tmp_path):
     _write(fmt, _table(1000), str(d / f".hidden.{EXT[fmt]}"))
     _write(fmt, _table(2000), str(d / f"_temporary.{EXT[fmt]}"))
     (d / "_SUCCESS").write_bytes(b"")
-    (d / "_delta_log").mkdir()
-    (d / "_delta_log" / "00.json").write_text("{}")
+    (d / "_logs").mkdir()
+    (d / "_logs" / "00.json").write_text("{}")
     assert da.fingerprint(str(d)) == want
     assert da.fingerprint(d, batch_size=7) == want
     assert da.state(d) == da.state(t)
+    (d / "_logs").rename(d / "_delta_log")  # a Delta table: its log decides which files are live
+    with pytest.raises(ValueError, match="is a Delta table"):
+        da.fingerprint(str(d))
+    assert da.fingerprint(str(d), format=fmt) == want  # every file, when the format is given
 
 
 def test_hive_partitions_are_not_columns_unless_asked(tmp_path):

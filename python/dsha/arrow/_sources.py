@@ -41,7 +41,12 @@ def _format_of_directory(path: str) -> str:
     for _, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if not d.startswith(_IGNORE))
         if any(not f.startswith(_IGNORE) for f in files):
-            return detect(path).format
+            found = detect(path).format
+            if found == "delta":
+                raise ValueError(f"{path} is a Delta table: its log decides which files are live, and the Arrow "
+                                 f"engine does not read it; use Spark (format='{found}'), or pass format= to read "
+                                 f"every file")
+            return found
     raise ValueError(f"the directory {path!r} holds no data files (names starting with '_' or '.' are ignored); "
                      f"pass format= to read it as an empty table of a known format")
 
