@@ -211,6 +211,8 @@ class run_if_changed:
 
     def __enter__(self) -> run_if_changed:
         self.changes = changed(self.inputs, store=self.store, name=self.name, version=self.version, spark=self.spark)
+        if self.changes and isinstance(self.changes.store, DirectoryStore):
+            self.changes.store.check()  # a store it could not record into: an error before the step runs
         return self
 
     @property

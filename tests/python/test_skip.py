@@ -228,3 +228,11 @@ def test_changed_exactly_when_the_fingerprint_differs(spark, tmp_path_factory, o
         assert bool(changes) == (now != recorded), (op, changes.explain())
         if op == "record":
             recorded = changes.record().inputs[path].fingerprint
+
+
+def test_run_if_changed_refuses_a_store_it_could_not_record_into_before_the_step(spark, tmp_path):
+    ran = []
+    with pytest.raises(dsha.StoreError, match="its parent .* does not exist"):
+        with dsha.run_if_changed("step", {"a": spark.range(2)}, store=str(tmp_path / "gone" / "s")):
+            ran.append(1)  # old code: ran, then wrote the record under a missing mount's mount point
+    assert ran == [] and not (tmp_path / "gone").exists()
