@@ -1,6 +1,5 @@
 """Runtime SQL settings for tests, shared by tests/python, tests/reliability and bench/methods.py (they put this directory
 on sys.path)."""
-import contextlib
 import json
 import os
 
@@ -19,20 +18,12 @@ ALL_MODES = {name: mode["conf"] for name, mode in _MODES.items()}
 CODEGEN_MODES = {name: mode["conf"] for name, mode in _MODES.items() if mode["python"]}
 
 
-@contextlib.contextmanager
 def sql_conf(spark, settings: dict):
-    """Runs the block with runtime SQL settings (classic or Spark Connect session), then restores the previous values."""
-    previous = {k: spark.conf.get(k, None) for k in settings}
-    for k, v in settings.items():
-        spark.conf.set(k, str(v))
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
+    """Runs the block with runtime SQL settings (classic or Spark Connect session), then restores the previous values:
+    dsha's own ``session_settings``, with values given as any type."""
+    from dsha.spark.session import session_settings
+
+    return session_settings(spark, {k: str(v) for k, v in settings.items()})
 
 
 def codegen(spark, mode: str):

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
-from dsha.spark.session import ensure_loaded, translate_errors
+from dsha.spark.session import ensure_loaded, session_settings, translate_errors
 
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike
@@ -179,22 +178,6 @@ def schema_difference(left: DataFrameLike, right: DataFrameLike) -> SchemaDiffer
                             retyped=[(n, lt[n], rt[n]) for n in lt if n in rt and lt[n] != rt[n]])
 
 
-@contextmanager
-def _settings(spark: Any, values: Dict[str, str]) -> Iterator[None]:
-    """Session settings for the queries of a block (read when they are analysed), restored after it."""
-    previous = {k: spark.conf.get(k, None) for k in values}
-    for k, v in values.items():
-        spark.conf.set(k, v)
-    try:
-        yield
-    finally:
-        for k, v in previous.items():
-            if v is None:
-                spark.conf.unset(k)
-            else:
-                spark.conf.set(k, v)
-
-
 def _valid_cells(n: int) -> bool:
     odd = n // (n & -n) if n > 0 else 0
     return n >= 1 and odd in (1, 3)
@@ -229,7 +212,7 @@ _DECODED = {
 
 
 def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
-    with _settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
+    with session_settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
         # Both sketches in one job (a union, not a join that would broadcast one of them), subtracted and decoded.
         # Written as SQL text: three Datasets to analyse instead of eight (~50 ms less on the driver per pass).
@@ -319,7 +302,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         # The differing rows are few (at most about max_cells): their jobs shuffle into a handful of partitions, not
         # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
         partitions = max(1, min(64, sum(expected) // 20000 + 1))
-        with _settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
+        with session_settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
             rows, got = _fetch(result, left, right, d, expected, partitions)
             if got == expected:
                 return _report(result, rows, left.columns, got, partitions, key)
@@ -350,7 +333,7 @@ def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], par
 
         def column_counts() -> Dict[str, int]:
             small = {"spark.sql.shuffle.partitions": str(partitions)} if partitions else {}
-            with _settings(spark, small):
+            with session_settings(spark, small):
                 return _column_counts(rows, names)
 
         result._columns_from = column_counts

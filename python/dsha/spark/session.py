@@ -4,7 +4,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from dsha.dependencies import lazy_module, pyspark, pyspark_sql
 from dsha.errors import DshaNotLoadedError, UnsupportedSparkError
@@ -20,7 +21,7 @@ else:
 
 __all__ = ["EXTENSION_CLASS", "FUNCTIONS", "DshaNotLoadedError", "UnsupportedSparkError", "bundled_jars",
            "check_active_session", "configure", "ensure_loaded", "is_connect", "is_not_loaded_error", "jar_path",
-           "register", "spark_line", "spark_runtime", "translate_errors"]
+           "register", "session_settings", "spark_line", "spark_runtime", "translate_errors"]
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
 FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final",
@@ -240,3 +241,20 @@ class translate_errors:
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
         if exc is not None and not isinstance(exc, DshaNotLoadedError) and is_not_loaded_error(exc):
             raise DshaNotLoadedError(_not_loaded_message()) from exc
+
+
+@contextmanager
+def session_settings(spark: Any, values: Dict[str, str]) -> Iterator[None]:
+    """Runtime settings for the queries of a block (classic or Spark Connect; read when they are analysed), each
+    restored after it: its previous value, or unset."""
+    previous = {k: spark.conf.get(k, None) for k in values}
+    for k, v in values.items():
+        spark.conf.set(k, v)
+    try:
+        yield
+    finally:
+        for k, v in previous.items():
+            if v is None:
+                spark.conf.unset(k)
+            else:
+                spark.conf.set(k, v)
