@@ -6,7 +6,6 @@ with the JVM's own start-up output, start-up itself.
 Both return a ``subprocess.CompletedProcess`` (``returncode``, ``stdout``, ``stderr`` as text)."""
 import contextlib
 import io
-import os
 import subprocess
 import sys
 
@@ -17,8 +16,9 @@ FRESH_PROCESS_SPARK = ("--master", "local[2]", "--conf", "spark.ui.enabled=false
 def run_cli(*args, fresh_process=False, timeout=300) -> subprocess.CompletedProcess:
     args = [str(a) for a in args]
     if fresh_process:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_"))}
+        from conftest import child_env
+
+        env = child_env()
         env.pop("PYSPARK_SUBMIT_ARGS", None)
         return subprocess.run([sys.executable, "-m", "dsha", *args, *FRESH_PROCESS_SPARK], capture_output=True,
                               text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL)
