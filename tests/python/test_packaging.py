@@ -1,5 +1,6 @@
 """The wheel carries the jar: installed on its own (outside the repository), it runs dsha with no download."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -18,8 +19,14 @@ pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
+    # Built from a copy of python/ and build.sbt (where setup.py reads the version): setuptools writes its build/ and
+    # egg-info beside the sources, and another suite may be building the same checkout at the same time.
+    source = root / "source"
+    shutil.copytree(os.path.join(REPO, "python"), source / "python",
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache"))
+    shutil.copy(os.path.join(REPO, "build.sbt"), source / "build.sbt")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                    os.path.join(REPO, "python"), "-w", str(root / "dist")], check=True, timeout=300)
+                    str(source / "python"), "-w", str(root / "dist")], check=True, timeout=300)
     wheel = next((root / "dist").glob("dsha-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     target = root / "site"

@@ -299,5 +299,5 @@ def test_cli_record_refuses_a_store_without_a_parent_before_spark_starts(tmp_pat
     [line] = out.stderr.strip().splitlines()
     assert line.startswith(f"dsha: error: {store} cannot be a store: its parent {tmp_path / 'mnt'} does not exist")
     assert "--create-store" in line and not (tmp_path / "mnt").exists()
-    check = run_cli("check", "step", str(data), "--store", str(store), fresh_process=True)
+    check = run_cli("check", "step", str(data), "--store", str(store))  # in-process: it computes the digest
     assert check.returncode == 1, check.stderr  # check: never recorded
