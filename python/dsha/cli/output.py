@@ -95,6 +95,18 @@ def hint(e: BaseException) -> str:
     """What to do about a known error, appended to its line (or nothing)."""
     text = str(e)
     if "DATA_SOURCE_NOT_FOUND" in text and "delta" in text.lower():
-        return (" (Delta tables need delta-spark: --conf spark.jars.packages=io.delta:delta-spark_2.13:VERSION "
-                "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension)")
+        return delta_hint()
     return ""
+
+
+def delta_hint() -> str:
+    """The settings a Delta table needs, with the Delta release for the Spark that runs (python/dsha/_delta_versions)."""
+    from dsha._delta_versions import delta_for_spark
+
+    pyspark = sys.modules.get("pyspark")
+    version = getattr(pyspark, "__version__", "")
+    release = delta_for_spark(version) if version else None
+    packages = release.maven_coordinate if release else f"<the delta-spark release for Spark {version or 'x.y'}>"
+    return (f" (Delta tables need Delta Lake: --conf spark.jars.packages={packages} "
+            "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension "
+            "--conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog)")
