@@ -16,7 +16,7 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
-from dsha.core.paths import check_local, format_of, is_glob, reader_options
+from dsha.core.paths import check_local, format_of, has_glob_characters, is_glob, reader_options, spark_path
 from dsha.errors import UsageError
 from dsha.spark.digests import fingerprint
 from dsha.spark.files import fingerprint_files
@@ -48,7 +48,9 @@ class Table:
 @dataclass(frozen=True)
 class Path:
     """Files as an input: a path (any Hadoop path, a glob) and its format (default: inferred as ``dsha hash``
-    does, from the path or every data file in it, else parquet; a mixed directory is a :class:`UsageError`).
+    does, from the path or every data file in it, else parquet; a mixed directory is a :class:`UsageError`). A
+    local file or directory that exists is read as that path even when its name holds glob characters
+    (``x[1].parquet``); other paths with ``*``, ``?``, ``[`` or ``{`` are Hadoop globs.
     ``force=True`` reads a Delta or Iceberg table's directory in the given format, every file (removed ones too);
     without it that is a :class:`UsageError`."""
 
@@ -121,7 +123,7 @@ def load(spark: Optional[SparkSessionLike], x: Union[Table, Path], columns: Opti
     else:
         check_local(x.path)
         fmt = format_of(x.path, x.format, x.force)
-        df = _need(spark, x.path).read.format(fmt).options(**reader_options(fmt, x.path)).load(x.path)
+        df = _need(spark, x.path).read.format(fmt).options(**reader_options(fmt, x.path)).load(spark_path(x.path, fmt))
     if columns:
         names = resolve_columns(df.columns, columns, x.key)
         df = df.select(*("`" + c.replace("`", "``") + "`" for c in names))
@@ -168,7 +170,10 @@ def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: O
     session = _need(spark, x.path)
     if whole and fmt == "delta" and not exact:  # from the log: layout-only commits (OPTIMIZE) keep it
         return Fingerprinted("path", x.path, fmt, fingerprint_delta(session, x.path, exact=False).fingerprint)
-    per_file = (whole and exact and (not is_connect(session) or update_manifest)
+    # dsha's per-file route reads the path as Spark's reader does (a glob), so a path that is not a pattern but
+    # holds glob characters is read in full, escaped (load).
+    literal = fmt != "delta" and not is_glob(x.path) and has_glob_characters(x.path)
+    per_file = (whole and exact and (not is_connect(session) or update_manifest) and not literal
                 and (state is not None or (fmt != "delta" and not is_glob(x.path))))
     if not per_file:
         fp = fingerprint(load(session, Path(x.path, fmt, x.force), columns), exact=exact, algorithm=algorithm, key=key)

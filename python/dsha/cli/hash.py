@@ -16,7 +16,7 @@ from dsha.cli.args import (
 )
 from dsha.cli.engine import arrow_fingerprint
 from dsha.cli.output import dsha_warnings_printed, print_hash
-from dsha.core.paths import format_of, is_glob
+from dsha.core.paths import format_of, has_glob_characters
 from dsha.errors import UsageError
 from dsha.inputs import Input, Table, fingerprint_input, is_iceberg
 
@@ -42,8 +42,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _plain_path(args: argparse.Namespace) -> bool:
-    """A PATH that per-file states can digest: a directory or a file (not a pattern, not a table), all columns."""
-    return not (args.table or args.columns or args.path.startswith("table:") or is_glob(args.path))
+    """A PATH that per-file states can digest: a directory or a file (not a pattern, not a table, no glob character
+    in its name: the per-file route gives Spark's reader the path unescaped), all columns."""
+    return not (args.table or args.columns or args.path.startswith("table:") or has_glob_characters(args.path))
 
 
 def validate(args: argparse.Namespace) -> None:
@@ -58,7 +59,8 @@ def validate(args: argparse.Namespace) -> None:
                          "--update-manifest")
     iceberg_state = bool(args.table) and args.state is not None and not args.update_manifest and not args.columns
     if (args.state or args.update_manifest) and not _plain_path(args) and not iceberg_state:
-        raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern) and "
+        raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern, no "
+                         "{}[]*?\\ in its name) and "
                          "all columns (no --columns; --table only with --state, for an Iceberg table)")
     if not args.table:
         check_sources([args.path], args.format, args.force)

@@ -10,8 +10,8 @@ from typing import Dict, List, Optional, Tuple
 
 from dsha.errors import DshaWarning, UsageError
 
-__all__ = ["FORMATS", "Detected", "check_local", "data_files", "detect", "format_of", "is_glob", "local_path",
-           "reader_options"]
+__all__ = ["FORMATS", "HADOOP_GLOB_CHARACTERS", "Detected", "check_local", "data_files", "detect", "format_of",
+           "has_glob_characters", "is_glob", "local_path", "reader_options", "spark_path"]
 
 FORMATS = {".parquet": "parquet", ".parq": "parquet", ".pq": "parquet", ".orc": "orc", ".json": "json",
            ".jsonl": "json", ".ndjson": "json",
@@ -30,7 +30,33 @@ def local_path(path: str) -> Optional[str]:
 
 
 def is_glob(path: str) -> bool:
-    return any(c in path for c in "*?[{")
+    """Whether ``path`` is a pattern: it holds ``*``, ``?``, ``[`` or ``{`` and is not a local file or directory of
+    that very name (a path that exists is that path, never a pattern)."""
+    if not any(c in path for c in "*?[{"):
+        return False
+    local = local_path(path)
+    return local is None or not os.path.lexists(local)
+
+
+# The characters that make Hadoop read a path as a glob (Spark's SparkHadoopUtil.isGlobPath); Hadoop's GlobPattern
+# reads each of them escaped by a backslash as itself.
+HADOOP_GLOB_CHARACTERS = "{}[]*?\\"
+# Formats whose reader expands globs (Spark's file sources); Delta and Iceberg take their path as it is.
+_LITERAL_FORMATS = ("delta", "iceberg")
+
+
+def has_glob_characters(path: str) -> bool:
+    """Whether Hadoop would read ``path`` (a path Spark reads, or a file name) as a glob pattern."""
+    return any(c in path for c in HADOOP_GLOB_CHARACTERS)
+
+
+def spark_path(path: str, fmt: Optional[str] = None) -> str:
+    """``path`` as Spark's file reader (format ``fmt``) must be given it to read it: a path that is not a pattern
+    (:func:`is_glob`) with its Hadoop glob characters escaped, so that ``x[1].parquet`` is that file and not
+    ``x1.parquet``; a pattern, and any path of a Delta or Iceberg reader, as given."""
+    if is_glob(path) or (fmt or "").lower() in _LITERAL_FORMATS:
+        return path
+    return "".join("\\" + c if c in HADOOP_GLOB_CHARACTERS else c for c in path)
 
 
 # Files that are never data beside data files: read me's, licences, checksums, notes (SPEC.md is not concerned: they

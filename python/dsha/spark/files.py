@@ -8,10 +8,12 @@ files that are new or changed since a manifest; it writes nothing unless asked.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union, cast
+from urllib.parse import unquote, urlparse
 
 from dsha.core.algorithms import algorithm_id
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
+from dsha.core.paths import has_glob_characters
 from dsha.dependencies import pyspark_types
 from dsha.errors import warn
 from dsha.spark.bridge import java_errors, java_map, jvm_api
@@ -81,13 +83,36 @@ def fingerprint_files(spark: SparkSessionLike, path: str, format: str = "parquet
     ``state``), one state per file, in one job (SPEC.md §12)."""
     api = jvm_api(spark, "dsha.fingerprint_path")
     algorithm_id, key_argument = _algorithm(spark, algorithm, key)
-    schema_json = None
+    st: Optional[StructType] = None
     if schema is not None:
-        st = schema if isinstance(schema, pyspark_types.StructType) else pyspark_types._parse_datatype_string(schema)
-        schema_json = st.json()
+        st = schema if isinstance(schema, pyspark_types.StructType) else cast(
+            "StructType", pyspark_types._parse_datatype_string(schema))
+    notes: List[str] = []
+    if use_cache:
+        named = _file_named_like_a_glob(spark, path, format, st, options)
+        if named is not None:
+            use_cache = False
+            notes.append(f"dsha.fingerprint_path read every file of {path}: {named} is named with a Hadoop glob "
+                         "character ({}[]*?\\), and a re-read of changed files by name could read other files")
     r = java_errors(lambda: api.fingerprintPath(spark._jsparkSession, path, format,
-                                                schema_json, java_map(spark, options), state, update_manifest,
-                                                use_cache, algorithm_id, key_argument))
+                                                None if st is None else st.json(), java_map(spark, options), state,
+                                                update_manifest, use_cache, algorithm_id, key_argument))
     return PathFingerprint(fingerprint=Fingerprint.from_state(bytes(r.stateBytes())), files_total=r.filesTotal(),
                            files_read=r.filesRead(), files_reused=r.filesReused(), manifest=r.manifestOrNull(),
-                           warnings=warn(r.warningsArray()))
+                           warnings=warn([*notes, *r.warningsArray()]))
+
+
+def _file_named_like_a_glob(spark: SparkSessionLike, path: str, format: str, schema: Optional[StructType],
+                            options: Dict[str, Any]) -> Optional[str]:
+    """The first file of the read (Spark's listing) whose path holds a Hadoop glob character, or None. The JVM side
+    re-reads changed files by passing their paths to Spark's reader, which expands such a path as a pattern (a
+    changed ``x[1].parquet`` would be hashed as ``x1.parquet`` and that state kept for it): with such a file, every
+    file is read in one scan and each state attributed by the file Spark read its rows from."""
+    reader = spark.read.format(format).options(**options)
+    if schema is not None:
+        reader = reader.schema(schema)
+    for uri in reader.load(path).inputFiles():
+        name = unquote(urlparse(uri).path)
+        if has_glob_characters(name):
+            return name
+    return None
