@@ -1,37 +1,43 @@
-"""Dagster: an observable source asset whose data version is the dsha digest of its files.
+"""Dagster: dsha digests as data versions (dsha.dagster), so that Dagster marks an asset stale only when the data
+it read changed, not when a file was merely rewritten.
 
-Dagster compares data versions to decide whether downstream assets are stale: with the digest as the version, a
-rewrite of the same rows (another layout, compaction, a re-run that produced identical output) keeps it, and any
-change of content changes it. `dsha.fingerprint_path` reads only files that changed since the last observation when
-a state file is given (here, beside Dagster's storage: nothing is written into the data).
+    raw_orders (observed: another system writes it) -> orders (written here) -> order_counts
+
+The paths are read from the environment (tests/orchestrators/test_dagster.py runs these assets on local Parquet
+files that way); local Parquet files are digested by the Arrow engine, without a JVM.
 """
 from __future__ import annotations
 
 import os
 
 import dagster as dg
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 
-import dsha
+import dsha.dagster
 
+RAW = os.environ.get("RAW_ORDERS", "/data/raw/orders")
 ORDERS = os.environ.get("ORDERS_PATH", "/data/orders")
-STATE = os.environ.get("DSHA_STATE", os.path.join(os.environ.get("DAGSTER_HOME", "/tmp"), "orders.dsha.json"))
+COUNTS = os.environ.get("ORDER_COUNTS_PATH", "/data/order_counts")
+
+raw_orders = dsha.dagster.observable_source(RAW, name="raw_orders")
 
 
-def spark_session():
-    from pyspark.sql import SparkSession
-
-    return dsha.configure(SparkSession.builder.master(os.environ.get("DSHA_MASTER", "local[2]"))).getOrCreate()
-
-
-@dg.observable_source_asset
-def orders() -> dg.DataVersion:
-    r = dsha.fingerprint_path(spark_session(), ORDERS, state=STATE)
-    return dg.DataVersion(r.digest)
+@dg.asset(deps=[raw_orders])
+def orders() -> dg.MaterializeResult:
+    table = ds.dataset(RAW, format="parquet").to_table()
+    os.makedirs(ORDERS, exist_ok=True)
+    pq.write_table(table.filter(pc.field("k") != 0), os.path.join(ORDERS, "orders.parquet"))
+    return dsha.dagster.written(ORDERS)
 
 
 @dg.asset(deps=[orders])
-def order_counts() -> int:
-    return spark_session().read.parquet(ORDERS).count()
+def order_counts() -> dg.MaterializeResult:
+    counts = ds.dataset(ORDERS, format="parquet").to_table().group_by("k").aggregate([("id", "count")])
+    os.makedirs(COUNTS, exist_ok=True)
+    pq.write_table(counts, os.path.join(COUNTS, "counts.parquet"))
+    return dsha.dagster.written(COUNTS)
 
 
-defs = dg.Definitions(assets=[orders, order_counts])
+defs = dg.Definitions(assets=[raw_orders, orders, order_counts])

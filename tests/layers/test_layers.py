@@ -1,7 +1,7 @@
 """The Python package's layers (ARCHITECTURE.md, "Python"): every import between dsha's modules goes down the table
 below or stays in its layer, imports inside functions included, and there is no import circle. Pure Python (the
 source is parsed, nothing of dsha is imported), plus one check in a child process that ``import dsha`` loads neither
-pyspark nor the command line.
+pyspark, the command line nor the orchestrator integrations.
 
     python -m pytest tests/layers
 """
@@ -26,10 +26,12 @@ LAYERS: List[Tuple[int, str, List[str]]] = [
     (2, "spark", ["dsha.spark", "dsha.spark.*", "dsha.functions"]),
     (3, "tables", ["dsha.tables", "dsha.tables.*"]),
     (4, "inputs", ["dsha.inputs"]),
-    (5, "store and skip", ["dsha.store", "dsha.skip"]),
+    (5, "store and skip", ["dsha.store", "dsha.skip", "dsha.orchestrators"]),
     (6, "the package's names", ["dsha"]),
     (7, "cli", ["dsha.cli", "dsha.cli.*", "dsha.__main__"]),
 ]
+    (7, "airflow", ["dsha.airflow"]),
+    (7, "dagster", ["dsha.dagster"]),
 
 
 def _modules() -> Dict[str, str]:
@@ -161,7 +163,10 @@ def test_import_dsha_loads_neither_pyspark_nor_the_command_line():
         pytest.skip("pyspark is not installed here: nothing to show")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([PYTHON, os.environ.get("PYTHONPATH", "")]))
     out = subprocess.run([sys.executable, "-c", "import dsha, sys; print('pyspark' in sys.modules, "
-                                                "'dsha.cli' in sys.modules, dsha.__file__)"],
+                                                "'dsha.cli' in sys.modules, "
+                                                "any(m in sys.modules for m in ('airflow', 'dagster', "
+                                                "'dsha.airflow', 'dsha.dagster', 'dsha.orchestrators')), "
+                                                "dsha.__file__)"],
                          capture_output=True, text=True, env=env, check=True).stdout.split()
-    assert out[:2] == ["False", "False"], out
-    assert out[2].startswith(os.path.abspath(PACKAGE)), out  # the source tree's package, not another one
+    assert out[:3] == ["False", "False", "False"], out
+    assert out[3].startswith(os.path.abspath(PACKAGE)), out  # the source tree's package, not another one

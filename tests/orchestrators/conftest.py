@@ -1,9 +1,10 @@
-"""The orchestrator recipes' tests (examples/) run in their own environment, `dev/python-env orchestrators`: pyspark
-with Airflow and Dagster from PyPI (neither is a dependency of dsha). dev/run test runs them:
+"""The orchestrator integrations' tests (dsha.airflow, dsha.dagster, examples/) run in their own environment,
+`dev/python-env orchestrators`: pyspark with Airflow and Dagster from PyPI (neither is a dependency of dsha). dev/run
+test runs them:
 
     .venv/orchestrators/bin/python -m pytest -q tests/orchestrators
 
-A classic local SparkSession writes the inputs; each recipe starts its own Spark (the `dsha` CLI, Dagster's asset).
+pyarrow writes the inputs, the Arrow engine digests them; one test asks for the classic local SparkSession.
 """
 import logging
 import os
@@ -17,6 +18,7 @@ import dsha
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EXAMPLES = os.path.join(ROOT, "examples")
+sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))  # dsha_reference: the digests checked against
 
 
 def pytest_configure(config):
@@ -26,16 +28,6 @@ def pytest_configure(config):
 
 def pytest_report_header(config):
     return f"dsha: jar {dsha.jar_path()}"
-
-
-def child_env(**extra):
-    """The environment of a child process that starts its own Spark: classic (none of a Spark Connect client's
-    settings), SPARK_TESTING so that nothing binds a fixed port on a shared machine, one local core."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SPARK_REMOTE", "SPARK_CONNECT", "SPARK_LOCAL_")) and k != "PYSPARK_SUBMIT_ARGS"}
-    env.update(SPARK_TESTING="1", DSHA_MASTER="local[1]")
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="session")
