@@ -1,5 +1,10 @@
 import sys
 
-from dsha.cli import main
+from dsha.cli import exit_codes, main
 
-sys.exit(main())
+try:
+    code = main()
+except KeyboardInterrupt:  # before main's own handling starts, or after it ended
+    print("dsha: interrupted", file=sys.stderr)
+    code = exit_codes.INTERRUPTED
+sys.exit(code)

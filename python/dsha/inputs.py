@@ -10,6 +10,7 @@ manifest or cache (§12); ``exact=False`` from metadata only (§13).
 """
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -111,8 +112,16 @@ def resolve_columns(available: Sequence[str], wanted: Sequence[str], where: str)
     names = [c if c in available else by_lower.get(c.lower()) for c in wanted]
     missing = [w for w, n in zip(wanted, names) if n is None]
     if missing:
-        raise UsageError(f"no column {', '.join(missing)} in {where} (columns: {', '.join(available)})")
+        raise UsageError(f"no column {', '.join(missing)} in {where}{_did_you_mean(missing, available)} "
+                         f"(columns: {', '.join(available)})")
     return [n for n in names if n is not None]
+
+
+def _did_you_mean(missing: Sequence[str], available: Sequence[str]) -> str:
+    """The input's closest names to the missing ones (difflib, case-insensitively), as ``: did you mean x?``."""
+    by_lower = {c.lower(): c for c in available}
+    close = [by_lower[m] for w in missing for m in difflib.get_close_matches(w.lower(), list(by_lower), n=1)]
+    return f": did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
 
 
 def load(spark: Optional[SparkSessionLike], x: Union[Table, Path], columns: Optional[Sequence[str]] = None

@@ -7,6 +7,7 @@ import traceback
 from typing import TYPE_CHECKING, List, Optional
 
 from dsha.cli import compare, diff, exit_codes, hash, store
+from dsha.cli.args import check_conf
 from dsha.cli.engine import choose
 from dsha.cli.output import hint, short_error
 from dsha.cli.parser import parser
@@ -22,6 +23,7 @@ __all__ = ["main"]
 
 
 def _run(args: argparse.Namespace, spark: Optional[SparkSessionLike]) -> int:
+    check_conf(args)
     if args.command in store.COMMANDS:
         store.validate(args)
         with spark_session(args, spark) as session:
@@ -55,9 +57,9 @@ def main(argv: Optional[List[str]] = None, *, spark: Optional[SparkSessionLike] 
         return exit_codes.ERROR
     except KeyboardInterrupt:
         print("dsha: interrupted", file=sys.stderr)
-        return exit_codes.ERROR
+        return exit_codes.INTERRUPTED
     except Exception as e:  # Spark's errors: one clear line, the trace only on request
         if args.verbose:
             traceback.print_exc()
-        print(f"dsha: error: {short_error(e)}{hint(e)}", file=sys.stderr)
+        print(f"dsha: error: {short_error(e)}{hint(e, args)}", file=sys.stderr)
         return exit_codes.ERROR

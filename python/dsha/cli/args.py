@@ -3,16 +3,18 @@ options of ``hash`` and ``compare`` (``--engine``, ``--secure``, ``--key-file``,
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
 import re
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from dsha.core.algorithms import KEYED
 from dsha.core.paths import check_local, format_of
 from dsha.errors import UsageError
 from dsha.inputs import Path, Table
 
-__all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_sources", "columns", "source_input",
-           "validate_digest_options"]
+__all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_conf", "check_sources", "columns",
+           "source_input", "validate_digest_options"]
 
 ENGINES = ("auto", "arrow", "spark")
 
@@ -29,6 +31,14 @@ def check_sources(sources: Sequence[Optional[str]], fmt: Optional[str] = None, f
         if source is not None and not source.startswith("table:"):
             check_local(source)
             format_of(source, fmt, force, note=False)
+
+
+def check_conf(args: argparse.Namespace) -> None:
+    """Every ``--conf`` is KEY=VALUE (Spark fails on a bare KEY only once its session starts, and not saying which)."""
+    for kv in args.conf:
+        key, eq, _ = kv.partition("=")
+        if not eq or not key.strip():
+            raise UsageError(f"--conf {kv}: a Spark setting is KEY=VALUE, e.g. --conf spark.sql.shuffle.partitions=8")
 
 
 def columns(args: argparse.Namespace) -> Optional[List[str]]:
@@ -57,6 +67,8 @@ def validate_digest_options(args: argparse.Namespace) -> None:
         raise UsageError("--key-algorithm chooses the keyed digest of --key-file: give both")
     if args.secure and args.key_file:
         raise UsageError("--secure and --key-file are two digests: give one")
+    if args.key_file:
+        _read_key(args.key_file)  # missing, empty or short: said before Spark starts, naming the file
 
 
 def _read_key(path: str) -> Union[str, bytes]:
@@ -71,11 +83,26 @@ def _read_key(path: str) -> Union[str, bytes]:
     except UnicodeDecodeError:
         text = None
     if text and re.fullmatch(r"(?:[0-9a-fA-F]{2})+|[A-Za-z0-9+/_-]+={0,2}", text):
+        size, form = _decoded_size(path, text)
+        if size < 16:
+            raise UsageError(f"the key file {path} holds a {form} key of {size} bytes; a key needs at least 16 (32 "
+                             "random bytes are recommended)")
         return text
     if len(data) < 16:
         raise UsageError(f"the key file {path} holds {len(data)} bytes; a key needs at least 16 (32 random bytes "
                          "are recommended), as raw bytes, hex or base64")
     return data
+
+
+def _decoded_size(path: str, text: str) -> Tuple[int, str]:
+    """The bytes a hex or base64 key text stands for, and which form it is: hex when it is valid hex (SPEC.md §16.2)."""
+    if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", text):
+        return len(text) // 2, "hex"
+    unpadded = text.rstrip("=").replace("+", "-").replace("/", "_")
+    try:
+        return len(base64.urlsafe_b64decode(unpadded + "=" * (-len(unpadded) % 4))), "base64"
+    except (binascii.Error, ValueError):
+        raise UsageError(f"the key file {path} holds text that is neither hex nor base64") from None
 
 
 def algorithm_args(args: argparse.Namespace) -> Dict[str, Any]:

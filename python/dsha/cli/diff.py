@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from dsha.cli import exit_codes
 from dsha.cli.args import check_sources, source_input
 from dsha.cli.output import dsha_warnings_printed
+from dsha.core.paths import local_path
 from dsha.errors import UsageError
 from dsha.inputs import load
 from dsha.spark.diff import Diff, diff
@@ -49,8 +50,25 @@ def validate(args: argparse.Namespace) -> None:
     check_sources([args.left, args.right], args.format, args.force)
     if args.limit < 0:
         raise UsageError("--limit is a number of rows, 0 or more")
-    if args.output and os.path.exists(args.output):
-        raise UsageError(f"--output {args.output} exists: give a new directory (nothing is overwritten)")
+    if args.output:
+        _check_creatable(args.output)
+
+
+def _check_creatable(output: str) -> None:
+    """--output names a new directory that can be made (its nearest existing parent a writable directory): checked
+    before the diff runs, not after. Other file systems than the local one are left to Spark."""
+    local = local_path(output)
+    if local is None:
+        return
+    if os.path.lexists(local):
+        raise UsageError(f"--output {output} exists: give a new directory (nothing is overwritten)")
+    parent = os.path.dirname(os.path.abspath(local))
+    while not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise UsageError(f"--output {output} cannot be made: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {output} cannot be made: {parent} is not writable")
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:

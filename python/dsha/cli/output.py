@@ -58,6 +58,9 @@ def print_compare(args: argparse.Namespace, engine: str, cmp: Comparison, second
         print(f"time: {seconds:.2f} s  engine: {engine}", file=sys.stderr)
 
 
+# Spark's advice that never applies to dsha, which drops nothing
+_NOT_APPLICABLE = re.compile(r"\s*To tolerate the error on drop use DROP VIEW IF EXISTS or DROP TABLE IF EXISTS\.")
+
 _NOT_MESSAGE = ("at ", "JVM stacktrace", "Caused by", "== ", "+- ", ":- ", "Traceback", "File \"")
 
 
@@ -85,22 +88,28 @@ def short_error(e: BaseException) -> str:
             break
         message.append(line)
     one = " ".join(message) if message else type(e).__name__
+    one = _NOT_APPLICABLE.sub("", one)
     sqlstate = re.search(r"SQLSTATE: \w+", one)  # what follows Spark's SQLSTATE is a plan, not for users
     if sqlstate:
         one = one[: sqlstate.end()]
     return one if len(one) <= 500 else one[:497] + "..."
 
 
-def hint(e: BaseException) -> str:
-    """What to do about a known error, appended to its line (or nothing)."""
+def hint(e: BaseException, args: Optional[argparse.Namespace] = None) -> str:
+    """What to do about a known error of the command ``args`` ran, appended to its line (or nothing)."""
     text = str(e)
     if "DATA_SOURCE_NOT_FOUND" in text and "delta" in text.lower():
         return delta_hint()
+    if args is not None and _table_not_found(text) and _names_a_table(args) and not any(
+            kv.replace(" ", "") == "spark.sql.catalogImplementation=hive" for kv in args.conf):
+        return (" (a table of a Hive metastore: --conf spark.sql.catalogImplementation=hive, and the metastore's "
+                "settings, e.g. --conf spark.hadoop.hive.metastore.uris=thrift://..., unless a hive-site.xml is on "
+                "Spark's classpath)")
     return ""
 
 
 def delta_hint() -> str:
-    """The settings a Delta table needs, with the Delta release for the Spark that runs (python/dsha/_delta_versions)."""
+    """The settings a Delta table needs, with the Delta release for the running Spark (python/dsha/_delta_versions)."""
     from dsha._delta_versions import delta_for_spark
 
     pyspark = sys.modules.get("pyspark")
@@ -110,3 +119,12 @@ def delta_hint() -> str:
     return (f" (Delta tables need Delta Lake: --conf spark.jars.packages={packages} "
             "--conf spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension "
             "--conf spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog)")
+
+
+def _table_not_found(text: str) -> bool:
+    return "TABLE_OR_VIEW_NOT_FOUND" in text or "Table or view not found" in text
+
+
+def _names_a_table(args: argparse.Namespace) -> bool:
+    sources = [getattr(args, name, None) for name in ("path", "left", "right")] + list(getattr(args, "inputs", []))
+    return bool(getattr(args, "table", None)) or any(s is not None and s.startswith("table:") for s in sources)

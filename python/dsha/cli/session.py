@@ -3,13 +3,18 @@ caller's, used as it is and never stopped)."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
+import shutil
+import signal
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, List, Optional
 
+from dsha.cli import processes
 from dsha.dependencies import installed, pyspark_sql
 from dsha.spark.session import configure
 
@@ -40,39 +45,136 @@ def active_session() -> Optional[SparkSessionLike]:
 def spark_session(args: argparse.Namespace, spark: Optional[SparkSessionLike] = None) -> Iterator[SparkSessionLike]:
     """The session a command runs on: ``spark`` if given, else the process's active session (both borrowed: used
     as they are, never stopped; ``--master`` and ``--conf`` do not apply to them), else a session started from
-    ``--master``/``--conf`` with dsha's jar, owned: stopped when the block ends."""
+    ``--master``/``--conf`` with dsha's jar, owned: stopped when the block ends, and its JVM ended at once when the
+    block is interrupted (KeyboardInterrupt), nothing of it left behind."""
     borrowed = spark if spark is not None else active_session()
-    if borrowed is not None:
-        yield borrowed
-        return
-    owned = _start(args)
+    with _python_logs_quiet(args.verbose):
+        if borrowed is not None:
+            yield borrowed
+            return
+        with _owned(args) as owned:
+            yield owned
+
+
+@contextmanager
+def _owned(args: argparse.Namespace) -> Iterator[SparkSessionLike]:
+    before = processes.children()
+    scratch = tempfile.mkdtemp(prefix="dsha-spark-")  # the JVM's temporary files: removed however the command ends
+    handler = signal.getsignal(signal.SIGINT)
+    owned: Optional[SparkSessionLike] = None
+    interrupted = False
     try:
+        owned = _start(args, scratch)
+        if threading.current_thread() is threading.main_thread():
+            # PySpark's handler cancels the jobs through the gateway the interrupted call is using: tracebacks, or
+            # a hang; a plain KeyboardInterrupt instead, and the JVM ended below
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         yield owned
+    except KeyboardInterrupt:
+        interrupted = True
+        with _sigint_ignored():  # a second Ctrl-C does not stop the clean-up half-way
+            processes.end(processes.children() - before)
+        raise
     finally:
-        owned.stop()
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, handler)
+        if owned is not None and not interrupted:
+            owned.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _start(args: argparse.Namespace) -> SparkSessionLike:
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+# Python loggers that print what the command's one error line already says: py4j's (a broken connection when a
+# call is interrupted; py4j logs some of it on the root logger) and PySpark 4's query-context loggers (a JSON record
+# with the JVM's stack for every error). A level on "py4j" holds for its children ("py4j.clientserver", ...).
+_NOISY_LOGGERS = ("py4j", "SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+class _NotFromPy4j(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+@contextmanager
+def _python_logs_quiet(verbose: bool) -> Iterator[None]:
+    """Silences ``_NOISY_LOGGERS`` (and py4j's records on the root logger) for the block, unless ``verbose``."""
+    if verbose:
+        yield
+        return
+    loggers = [_logger(name) for name in _NOISY_LOGGERS]
+    saved = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    root_filter = _NotFromPy4j()
+    logging.getLogger().addFilter(root_filter)
+    try:
+        yield
+    finally:
+        logging.getLogger().removeFilter(root_filter)
+        for logger, level in zip(loggers, saved):
+            logger.setLevel(level)
+
+
+def _logger(name: str) -> logging.Logger:
+    # PySpark logs to its query-context loggers with keyword arguments only its own Logger class takes: such a
+    # logger must be made by PySpark (a plain one of the same name would fail there)
+    if name.endswith("ContextLogger"):
+        try:
+            from pyspark.logger import PySparkLogger  # PySpark 4 and later
+
+            return PySparkLogger.getLogger(name)
+        except ImportError:
+            pass
+    return logging.getLogger(name)
+
+
+def _start(args: argparse.Namespace, scratch: str) -> SparkSessionLike:
     builder = pyspark_sql.SparkSession.builder.master(args.master).appName("dsha")
     # Spark's console progress bar (on stderr) for long jobs, when someone is watching.
     progress = not (args.quiet or args.json) and sys.stderr.isatty()
     builder.config("spark.ui.showConsoleProgress", "true" if progress else "false")
-    if not args.verbose and "PYSPARK_SUBMIT_ARGS" not in os.environ:
-        # JVM options must be given when PySpark launches the driver JVM, not through the builder.
-        os.environ["PYSPARK_SUBMIT_ARGS"] = (f'--driver-java-options "-Dlog4j2.configurationFile=file:{_LOG_CONF}" '
-                                             "pyspark-shell")
+    builder.config("spark.local.dir", scratch)
     for kv in args.conf:
         k, _, v = kv.partition("=")
         builder.config(k, v)
     builder = configure(builder)
-    if args.verbose:
-        spark = builder.getOrCreate()
-    else:
-        with _JvmStderrFiltered():
+    with _submit_args(args, scratch):
+        if args.verbose:
             spark = builder.getOrCreate()
+        else:
+            with _JvmStderrFiltered():
+                spark = builder.getOrCreate()
     if not args.verbose:
         spark.sparkContext.setLogLevel("OFF")
     return spark  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _submit_args(args: argparse.Namespace, scratch: str) -> Iterator[None]:
+    """The driver JVM's options, which must be given when PySpark launches it (not through the builder): its
+    temporary directory, and its log settings unless --verbose. A PYSPARK_SUBMIT_ARGS of the caller's is kept."""
+    if "PYSPARK_SUBMIT_ARGS" in os.environ:
+        yield
+        return
+    options: List[str] = [f"-Djava.io.tmpdir={scratch}"]
+    if not args.verbose:
+        options.append(f"-Dlog4j2.configurationFile=file:{_LOG_CONF}")
+    os.environ["PYSPARK_SUBMIT_ARGS"] = f'--driver-java-options "{" ".join(options)}" pyspark-shell'
+    try:
+        yield
+    finally:
+        os.environ.pop("PYSPARK_SUBMIT_ARGS", None)
 
 
 class _JvmStderrFiltered:
