@@ -47,6 +47,9 @@ def test_file_and_directory(fmt, tmp_path):
     if fmt == "json" and not hasattr(ds, "JsonFileFormat"):
         pytest.skip("no JSON dataset reader in this pyarrow")
     t = _table()
+    if fmt == "csv":  # every CSV column a string, as Spark reads it (SPEC.md Appendix A), an empty field null
+        t = pa.table({n: pa.array([None if v is None else str(v) for v in t.column(n).to_pylist()])
+                      for n in t.schema.names})
     want = da.fingerprint(t)
     f = tmp_path / f"one.{EXT[fmt]}"
     _write(fmt, t, str(f))
@@ -172,3 +175,24 @@ def test_progress_reports_rows_hashed(tmp_path):
     seen = []
     fp = da.fingerprint(table, batch_size=300, progress=seen.append)
     assert seen == sorted(seen) and seen[-1] == 1000 == fp.rows and len(seen) == 4
+
+
+def test_pandas_decimals_of_inferred_precision_warn(tmp_path):
+    """Issue 34, case 7: to_pandas() turns decimal(15,2) into Decimal objects, which Arrow types decimal(4,2): the
+    digest is not the file's, and a DshaWarning says so and points to the Arrow table (whose digest is the file's)."""
+    import decimal
+    import warnings
+
+    from dsha.errors import DshaWarning
+
+    f = str(tmp_path / "d.parquet")
+    pq.write_table(pa.table({"d": pa.array([decimal.Decimal("12.34"), None], pa.decimal128(15, 2)), "i": [1, 2]}), f)
+    df = pq.read_table(f).to_pandas()
+    with pytest.warns(DshaWarning, match=r"d \(decimal128\(4, 2\)\).*pyarrow.parquet.read_table"):
+        from_pandas = da.fingerprint(df)
+    assert from_pandas != da.fingerprint(f)
+    assert from_pandas == da.fingerprint(pa.Table.from_pandas(df, preserve_index=False))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DshaWarning)
+        assert da.fingerprint(pq.read_table(f)) == da.fingerprint(f)
+        da.fingerprint(df[["i"]])  # no decimal column, no warning

@@ -147,3 +147,111 @@ def test_spark_parquet_digests_equal_the_arrow_engine(spark, tmp_path, batch):
             assert got.digest == expected[t], (i, t, schema.simpleString(), _write_options(i))
             checked += 1
     assert checked == SCHEMAS // 4 * TABLES_PER_SCHEMA
+
+
+def _spark_digest(df):
+    return df.agg(dsha_agg(*["`" + c + "`" for c in df.columns]).alias("d")).first()["d"]
+
+
+def _write_with(spark, df, path, options):
+    saved = {k: spark.conf.get(k) for k in options}
+    for k, v in options.items():
+        spark.conf.set(k, v)
+    try:
+        df.coalesce(1).write.parquet(path)
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)
+
+
+# Spark 3.5 refuses to write instants before 1900 unless told how to rebase them; CORRECTED is Spark 4's default
+_CORRECTED = {"spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
+              "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED"}
+_LONG_MIN, _LONG_MAX = "-9223372036854775808", "9223372036854775807"
+
+
+def test_microsecond_timestamps_at_the_ends_of_long_equal_spark(spark, tmp_path):
+    """Issue 34, case 4: Long.MinValue/MaxValue µs as TIMESTAMP and TIMESTAMP_NTZ, alone and inside arrays, maps and
+    structs, written as TIMESTAMP_MICROS, hash as in Spark (Long.MinValue was refused as "out of the range")."""
+    t = f"timestamp_micros(CAST('{_LONG_MIN}' AS BIGINT))"
+    u = f"timestamp_micros(CAST('{_LONG_MAX}' AS BIGINT))"
+    df = spark.sql(f"SELECT {t} AS t, CAST({t} AS timestamp_ntz) AS n, array({t}, {u}, NULL) AS a, "
+                   f"map(1, {t}, 2, {u}) AS m, named_struct('x', {u}, 'y', CAST({t} AS timestamp_ntz)) AS s "
+                   f"UNION ALL SELECT {u}, CAST({u} AS timestamp_ntz), array({u}), map(3, {u}), "
+                   f"named_struct('x', {t}, 'y', CAST({u} AS timestamp_ntz))")
+    path = str(tmp_path / "micros")
+    _write_with(spark, df, path, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS", **_CORRECTED})
+    assert dsha.arrow.fingerprint(path).digest == _spark_digest(spark.read.parquet(path))
+
+
+@pytest.mark.parametrize("micros", [_LONG_MIN, "-9223372036854775807", _LONG_MAX, "-1000000000000000000",
+                                    "-300000000000000000", "-192420059126290450", "9012505233654775808"])
+def test_int96_timestamps_arrow_cannot_read_exactly_are_refused(spark, tmp_path, micros):
+    """Issue 34, case 4: INT96 values whose nanoseconds Spark stores negative are read by Arrow with 2^64/1000 µs
+    added: they gave another digest silently; now the Arrow engine refuses them (also inside an array)."""
+    df = spark.sql(f"SELECT timestamp_micros(CAST('{micros}' AS BIGINT)) AS t, "
+                   f"array(timestamp_micros(0)) AS a UNION ALL SELECT timestamp_micros(0), "
+                   f"array(timestamp_micros(CAST('{micros}' AS BIGINT)))")
+    path = str(tmp_path / "int96")
+    _write_with(spark, df, path, {"spark.sql.parquet.outputTimestampType": "INT96", **_CORRECTED})
+    assert spark.read.parquet(path).selectExpr("min(unix_micros(t))").first()[0] in (int(micros), 0)
+    for columns in (["t"], ["a"]):
+        with pytest.raises(dsha.arrow.UnsupportedTypeError, match="INT96 timestamp.*--engine spark"):
+            dsha.arrow.fingerprint(path, columns=columns)
+
+
+def test_int96_timestamps_at_the_ends_of_the_exact_range_equal_spark(spark, tmp_path):
+    """The first and last INT96 values the Arrow engine hashes (SPEC.md Appendix A), with the years around them."""
+    values = ["-192420059126290449", "-192420059126290448", "-100000000000000000", "-62135596800000000", "0",
+              "253402300799999999", "9012505233654775807"]
+    df = spark.sql(" UNION ALL ".join(f"SELECT timestamp_micros(CAST('{v}' AS BIGINT)) AS t, "
+                                      f"map('k', timestamp_micros(CAST('{v}' AS BIGINT))) AS m" for v in values))
+    path = str(tmp_path / "int96")
+    _write_with(spark, df, path, {"spark.sql.parquet.outputTimestampType": "INT96", **_CORRECTED})
+    written = spark.read.parquet(path)
+    assert sorted(r[0] for r in written.selectExpr("unix_micros(t)").collect()) == sorted(int(v) for v in values)
+    assert dsha.arrow.fingerprint(path).digest == _spark_digest(written)
+
+
+# Plain CSV with what tends to go wrong: leading zeros, quoted commas, empty and quoted-empty fields, decimals,
+# dates, "null"-like words (strings to Spark), whitespace, backslashes outside quotes, Unicode, CRLF, blank lines,
+# an empty header name and two names equal but for case (Spark renames them), and a second file.
+_CSV_FILES = {
+    "a.csv": b'id,name,amount,day,note,,Name\n007,"Smith, J",1.50,2024-01-31,,x,dup\n'
+             b'1,"",-0.0,1999-12-31,"say hi",,\n2,NA,1e5,,a\\\\b,y,z\n   3  , spaced ,NaN,null,"multi",,\n'
+             b'4,N/A,NULL,nan,#x,\\N,\n\n5,"\xc3\xa9",1.7976931348623157E309,00:00,a\\b,"",\r\n'
+             b'6,12345678901234567890.5,2024-13-45T00:00:00,true,"",-,\n',
+    "b.csv": b'id,name,amount,day,note,,Name\n8,,,,,,\n0009,"a,b,c",0.1,1e-400,"""",,',
+}
+
+
+def test_csv_is_read_as_spark_reads_it_by_both_engines(spark, tmp_path):
+    """Issue 34, case 2: one CSV directory, one digest: every column a string with Spark's names (the Arrow engine
+    inferred bigint/double/date and gave another digest)."""
+    d = tmp_path / "csv"
+    d.mkdir()
+    csv_files = dict(_CSV_FILES, **{"b.csv": _CSV_FILES["b.csv"].replace(b',"""",', b',"q",')})
+    for name, data in csv_files.items():
+        (d / name).write_bytes(data)
+    from dsha.core.paths import reader_options
+    df = spark.read.options(**reader_options("csv", str(d))).csv(str(d))
+    assert set(df.columns) == {"id", "name1", "amount", "day", "note", "_c5", "Name6"}
+    assert df.count() == 9
+    assert dsha.arrow.fingerprint(str(d)).digest == _spark_digest(df)
+    assert dsha.arrow.fingerprint(str(d), columns=["Name6", "id"]).digest == _spark_digest(df.select("Name6", "id"))
+    (d / "b.csv").write_bytes(_CSV_FILES["b.csv"])  # '""""': a quote after a closing one, which Spark reads its own way
+    with pytest.raises(dsha.arrow.UnsupportedTypeError, match=r"b\.csv: a quote that closes a field"):
+        dsha.arrow.fingerprint(str(d))
+
+
+@pytest.mark.parametrize("line", [b'"a""b",1', b'"x" ,2', b' "x",3', b'a"b,4', b'"a\\"b",5', b'"a\\b",6',
+                                  b'"\\",7', b'"multi\nline",8', b'"open,9'])
+def test_csv_quoting_spark_reads_its_own_way_is_refused(spark, tmp_path, line):
+    """Quoting that Spark's parser reads in its own way (a doubled quote is kept as written, an escape is a
+    backslash, a quote after a space is text): the Arrow engine refuses the file rather than give another digest."""
+    f = tmp_path / "odd.csv"
+    f.write_bytes(b"v,w\nplain,0\n" + line + b"\n")
+    spark_rows = spark.read.options(header="true").csv(str(f)).count()
+    assert spark_rows >= 2
+    with pytest.raises(dsha.arrow.UnsupportedTypeError, match=r"CSV file .*odd\.csv.*--engine spark"):
+        dsha.arrow.fingerprint(str(f))

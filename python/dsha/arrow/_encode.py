@@ -347,6 +347,8 @@ def _whole(v: np.ndarray, factor: int, valid: Optional[np.ndarray], path: str, t
 
 
 def _scale(v: np.ndarray, factor: int, valid: Optional[np.ndarray], path: str, t: pa.DataType) -> np.ndarray:
+    if factor == 1:  # microseconds already: every int64 is a value Spark holds, Long.MinValue included
+        return v
     lim = np.iinfo(np.int64).max // factor
     if _bad((v > lim) | (v < -lim), valid):
         raise UnsupportedTypeError(f"column {path}: {t} holds a value out of the range of microseconds in int64")

@@ -6,8 +6,10 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import pyarrow as pa
 
+from dsha.arrow._csv import csv_batches, csv_files
+from dsha.arrow._int96 import as_instants, check_days, check_exact, checked, dataset_leaves
 from dsha.core.paths import data_files, detect
-from dsha.errors import UsageError
+from dsha.errors import UsageError, warn
 
 DEFAULT_BATCH_SIZE = 64 * 1024
 
@@ -80,13 +82,30 @@ def _dataset_format(fmt: str) -> Any:
     return fmt
 
 
-def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> Any:
-    import pyarrow.dataset as ds
-    p = os.fspath(path)
+def _path_format(p: str, format: Optional[str]) -> Any:
     if not os.path.exists(p):
         raise FileNotFoundError(p)
     if format is None:
-        format = _format_of_directory(p) if os.path.isdir(p) else _format_of_path(p)
+        return _format_of_directory(p) if os.path.isdir(p) else _format_of_path(p)
+    return format
+
+
+def _csv_source(path: Any, format: Optional[str], partitioning: Optional[str]) -> Optional[List[str]]:
+    """The files of a CSV path (read by :mod:`dsha.arrow._csv`, as Spark reads them), or None for other formats."""
+    p = os.fspath(path)
+    fmt = _path_format(p, format)
+    if not isinstance(fmt, str) or _FORMATS.get(fmt.lower(), fmt.lower()) != "csv":
+        return None
+    if partitioning is not None:
+        raise ValueError("the Arrow engine reads CSV without partitioning= (Spark would infer the partition "
+                         "columns' types); hash a partitioned CSV table with Spark")
+    return csv_files(p, _sidecars(p, fmt) if os.path.isdir(p) else [])
+
+
+def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> Any:
+    import pyarrow.dataset as ds
+    p = os.fspath(path)
+    format = _path_format(p, format)
     fmt = _dataset_format(format)
     source: Any = p
     options: Dict[str, Any] = {"ignore_prefixes": list(_IGNORE)}
@@ -99,36 +118,10 @@ def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional
     if isinstance(fmt, ds.ParquetFileFormat) and dataset.files:
         import pyarrow.parquet as pq
 
-        schema = _int96_as_instants(dataset.schema, pq.ParquetFile(dataset.files[0]).schema)
+        schema = as_instants(dataset.schema, pq.ParquetFile(dataset.files[0]).schema)
         if schema is not dataset.schema:
             dataset = ds.dataset(source, format=fmt, partitioning=partitioning, schema=schema, **options)
     return dataset
-
-
-def _int96_as_instants(schema: pa.Schema, parquet_schema: Any) -> pa.Schema:
-    """The Arrow schema with every timestamp stored as Parquet INT96 made a UTC instant (``timestamp[us, UTC]``):
-    Spark reads INT96 as TIMESTAMP (an instant), never TIMESTAMP_NTZ; Arrow reads it without a time zone. Parquet's
-    leaf columns are the Arrow schema's leaves in depth-first order. Returns ``schema`` itself when nothing is INT96
-    (or, defensively, when the leaves do not line up)."""
-    kinds = [parquet_schema.column(i).physical_type for i in range(len(parquet_schema))]
-    if "INT96" not in kinds:
-        return schema
-    leaves = iter(kinds)
-
-    def fix(t: pa.DataType) -> pa.DataType:
-        if pa.types.is_struct(t):
-            return pa.struct([t.field(i).with_type(fix(t.field(i).type)) for i in range(t.num_fields)])
-        if pa.types.is_map(t):
-            return pa.map_(t.key_field.with_type(fix(t.key_type)), t.item_field.with_type(fix(t.item_type)))
-        if pa.types.is_list(t):
-            return pa.list_(t.value_field.with_type(fix(t.value_type)))
-        if pa.types.is_large_list(t):
-            return pa.large_list(t.value_field.with_type(fix(t.value_type)))
-        kind = next(leaves, None)
-        return pa.timestamp("us", tz="UTC") if kind == "INT96" and pa.types.is_timestamp(t) else t
-
-    fixed = pa.schema([f.with_type(fix(f.type)) for f in schema], metadata=schema.metadata)
-    return fixed if next(leaves, None) is None else schema
 
 
 def _parquet_format() -> Any:
@@ -150,18 +143,22 @@ def _parquet_batches(dataset: Any, columns: Optional[Sequence[str]], batch_size:
     def gen() -> Iterator[pa.RecordBatch]:
         for f in dataset.files:
             pf = pq.ParquetFile(f, coerce_int96_timestamp_unit="us")
-            target = _int96_as_instants(pf.schema_arrow, pf.schema)
+            target = as_instants(pf.schema_arrow, pf.schema)
+            leaves = check_days(f)
             for b in pf.iter_batches(batch_size=batch_size, columns=None if columns is None else cols):
                 if target is not pf.schema_arrow:
                     b = pa.RecordBatch.from_arrays([b.column(i).cast(target.field(name).type)
                                                     for i, name in enumerate(b.schema.names)], names=b.schema.names)
-                yield b
+                yield check_exact(b, leaves, f) if leaves else b
 
     return selected, gen()
 
 
 def column_names(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> List[str]:
     """The top-level column names of the files at ``path``, read from their metadata (no rows are read)."""
+    files = _csv_source(path, format, partitioning)
+    if files is not None:
+        return list(csv_batches(files, None, DEFAULT_BATCH_SIZE, _select)[0].names)
     return list(open_dataset(path, format=format, partitioning=partitioning).schema.names)
 
 
@@ -191,6 +188,31 @@ def _polars_lazy(lf: Any, batch_size: int) -> Any:
     return pa.RecordBatchReader.from_batches(head.schema, batches())
 
 
+def _has_decimal(t: pa.DataType) -> bool:
+    if pa.types.is_decimal(t):
+        return True
+    if pa.types.is_struct(t):
+        return any(_has_decimal(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return _has_decimal(t.key_type) or _has_decimal(t.item_type)
+    return (pa.types.is_list(t) or pa.types.is_large_list(t)) and _has_decimal(t.value_type)
+
+
+def _from_pandas(df: Any) -> pa.Table:
+    """A pandas DataFrame as Arrow converts it (its index is not a column), with a warning for each object column
+    of ``decimal.Decimal`` values: Arrow infers their precision and scale from the values (a ``decimal(15,2)`` column
+    read with ``to_pandas()`` can come back as ``decimal(4,2)``), so the digest is not the source table's."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    guessed = [f"{f.name} ({f.type})" for f, dtype in zip(table.schema, df.dtypes)
+               if str(dtype) == "object" and _has_decimal(f.type)]
+    if guessed:
+        warn([f"pandas holds the column(s) {', '.join(guessed)} as decimal.Decimal objects, whose precision and scale "
+              f"Arrow infers from the values, not from the table they came from: pass the Arrow table itself "
+              f"(e.g. pyarrow.parquet.read_table(path) rather than its to_pandas()), or convert with "
+              f"pyarrow.Table.from_pandas(df, schema=...), for the digest of the declared types"])
+    return table
+
+
 def _module(obj: Any) -> str:
     return type(obj).__module__ or ""
 
@@ -203,12 +225,15 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
     if bs <= 0:
         raise ValueError("batch_size must be positive")
     if isinstance(obj, (str, os.PathLike)):
+        files = _csv_source(obj, format, partitioning)
+        if files is not None:
+            return csv_batches(files, columns, bs, _select)
         obj = open_dataset(obj, format=format, partitioning=partitioning)
         if isinstance(obj.format, _parquet_format()) and partitioning is None:
             return _parquet_batches(obj, columns, bs)
     mod = _module(obj)
     if mod.startswith("pandas"):
-        obj = pa.Table.from_pandas(obj, preserve_index=False)
+        obj = _from_pandas(obj)
     elif mod.startswith("polars"):
         if type(obj).__name__ == "LazyFrame":
             obj = _polars_lazy(obj, bs)
@@ -226,9 +251,11 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
         cols = _select(schema, columns)
         # a small read-ahead keeps memory to a few batches (pyarrow's default reads ahead 16 batches of 4 files)
         kw = dict(batch_size=bs, batch_readahead=2, fragment_readahead=1)
+        leaves = dataset_leaves(obj) if isinstance(obj.format, _parquet_format()) else []
         if columns is None:
-            return schema, _rebatch(obj.to_batches(**kw), bs)
-        return pa.schema([schema.field(c) for c in cols]), _rebatch(obj.to_batches(columns=cols, **kw), bs)
+            return schema, _rebatch(checked(obj.to_batches(**kw), leaves, "a file of the dataset"), bs)
+        return (pa.schema([schema.field(c) for c in cols]),
+                _rebatch(checked(obj.to_batches(columns=cols, **kw), leaves, "a file of the dataset"), bs))
     if isinstance(obj, pa.RecordBatch):
         obj = pa.Table.from_batches([obj])
     if isinstance(obj, pa.Table):
