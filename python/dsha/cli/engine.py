@@ -14,12 +14,18 @@ from dsha.dependencies import installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
 
-__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_fingerprint", "choose"]
+__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_fingerprint", "arrow_installed", "choose"]
 
 # What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
 # Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
 ARROW_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather", "csv", "json"}
 ARROW_AUTO_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather"}
+
+
+def arrow_installed() -> bool:
+    """Whether the Arrow engine can run: pyarrow and numpy (its [arrow] extra; pyarrow alone comes with other
+    packages, e.g. pyspark's pandas support)."""
+    return installed("pyarrow") and installed("numpy")
 
 
 def _sources(args: argparse.Namespace) -> List[Optional[str]]:
@@ -53,7 +59,7 @@ def choose(args: argparse.Namespace) -> str:
     if args.engine == "arrow":
         if why_not:
             raise UsageError(why_not)
-        if not installed("pyarrow"):
+        if not arrow_installed():
             raise UsageError('--engine arrow needs pyarrow and numpy: pip install "dsha[arrow]"')
         return "arrow"
     if args.engine == "spark":
@@ -63,7 +69,7 @@ def choose(args: argparse.Namespace) -> str:
     if not installed("pyspark"):
         if why_not:
             raise UsageError(f'{why_not}, and pyspark is not installed (pip install "dsha[spark]")')
-        if not installed("pyarrow"):
+        if not arrow_installed():
             raise UsageError('neither engine is installed: pip install "dsha[arrow]" or "dsha[spark]"')
         return "arrow"
     if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
@@ -72,7 +78,7 @@ def choose(args: argparse.Namespace) -> str:
     typed = all(_format(s, args) in ARROW_AUTO_FORMATS for s in sources if s is not None)
     has_manifest = args.command == "hash" and os.path.isfile(os.path.join(local_path(args.path) or "", "_dsha",
                                                                            "manifest.json"))
-    if spark_asked or not typed or has_manifest or not installed("pyarrow"):
+    if spark_asked or not typed or has_manifest or not arrow_installed():
         return "spark"
     return "arrow"
 

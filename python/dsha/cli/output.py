@@ -40,7 +40,10 @@ def print_hash(args: argparse.Namespace, engine: str, fp: Fingerprint, seconds: 
     rows = "unknown (file metadata only)" if fp.rows < 0 else fp.rows
     print(f"rows: {rows}  time: {seconds:.2f} s  algorithm: {fp.algorithm}  engine: {engine}", file=sys.stderr)
     if files is not None:
-        used = f"states from {files.manifest}" if files.manifest else "no manifest"
+        if files.manifest:
+            used = f"states from {files.manifest}"
+        else:
+            used = "cache not used: --no-cache" if getattr(args, "no_cache", False) else "no manifest"
         print(f"files: {files.files_total}, read {files.files_read}, reused {files.files_reused} ({used})",
               file=sys.stderr)
 

@@ -3,31 +3,52 @@ adds its own)."""
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.metadata
 import os
 from typing import Any, Optional, Sequence, Union
 
 from dsha import ALGORITHM, __version__
 from dsha.cli import compare, diff, hash, store
+from dsha.cli.engine import arrow_installed
+from dsha.dependencies import installed
 from dsha.spark.session import jar_path, spark_runtime
 
 __all__ = ["parser", "version_text"]
 
 
 def version_text() -> str:
-    """What ``dsha --version`` prints: dsha's version, the algorithm, the Spark it would run on and the jar it would
-    load (without starting Spark)."""
+    """What ``dsha --version`` prints: dsha's version, the algorithm, and each engine with its versions (without
+    starting Spark): the Spark engine's Spark and the jar it would load, the Arrow engine's pyarrow and numpy; an
+    engine that is not installed says what to install."""
     lines = [f"dsha {__version__}", f"algorithm: {ALGORITHM}"]
-    try:
+    engines = []
+    if installed("pyspark"):
         spark, scala = spark_runtime()
-        lines.append(f"spark: {spark} (Scala {scala})")
-    except Exception as e:  # no pyspark installed
-        lines.append(f"spark: not found ({e})")
-    try:
-        jar = jar_path()
-        lines.append(f"jar: {jar}" + (" (from DSHA_JAR)" if os.environ.get("DSHA_JAR") else ""))
-    except Exception as e:
-        lines.append(f"jar: none: {e}")
+        lines.append(f"spark: {spark} (Scala {scala}), pyspark {_version_of('pyspark')}")
+        try:
+            jar = jar_path()
+            lines.append(f"jar: {jar}" + (" (from DSHA_JAR)" if os.environ.get("DSHA_JAR") else ""))
+            engines.append("spark")
+        except Exception as e:  # no jar for this Spark: the error names the lines dsha supports
+            lines.append(f"jar: none: {e}")
+    else:
+        lines.append('spark: not installed (pip install "dsha[spark]")')
+    if arrow_installed():
+        lines.append(f"arrow: pyarrow {_version_of('pyarrow')}, numpy {_version_of('numpy')}")
+        engines.append("arrow")
+    else:
+        missing = " and ".join(m for m in ("pyarrow", "numpy") if not installed(m))
+        lines.append(f'arrow: not installed: no {missing} (pip install "dsha[arrow]")')
+    lines.append(f"engines: {', '.join(engines) or 'none'}")
     return "\n".join(lines)
+
+
+def _version_of(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:  # e.g. pyspark from $SPARK_HOME/python, no package metadata
+        return getattr(importlib.import_module(package), "__version__", "unknown")
 
 
 class _Version(argparse.Action):
@@ -43,8 +64,9 @@ class _Version(argparse.Action):
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="dsha", description="Logical, order-independent digests of tables (Spark).")
-    p.add_argument("--version", action=_Version, help="print dsha's version, the algorithm, the Spark version and the "
-                                                      "jar in use, and exit")
+    p.add_argument("--version", action=_Version,
+                   help="print dsha's version, the algorithm and each engine's versions (the Spark engine's jar), "
+                        "and exit")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--format", help="parquet, orc, json, csv, avro, text, delta (default: from the path or its "
                                          "files, else parquet)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Union
 
 from dsha.cli import exit_codes
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
         else:
             for key, i in record.inputs.items():
                 print(f"{i.fingerprint.digest}  {key}  ({i.fingerprint.rows} rows)")
+        print(f"recorded {args.name} in {args.store}", file=sys.stderr)
         return exit_codes.OK
     if args.json:
         print(json.dumps({"name": args.name, "changed": bool(changes),

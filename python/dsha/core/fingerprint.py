@@ -23,6 +23,12 @@ class Fingerprint:
     def __str__(self) -> str:
         return self.digest
 
+    def __repr__(self) -> str:
+        # one field a line: the schema and the digests are long
+        return (f"Fingerprint(\n    digest={self.digest!r},\n    rows={self.rows},\n    algorithm={self.algorithm!r},\n"
+                f"    schema={self.schema!r},\n    schema_digest={self.schema_digest!r},\n"
+                f"    content_sum={self.content_sum!r},\n)")
+
     @classmethod
     def from_state(cls, state: bytes) -> Fingerprint:
         """The fingerprint of a digest state (``dsha.state``, ``dsha.merge``, SQL ``dsha_state``), computed in pure
@@ -66,6 +72,17 @@ class Comparison:
 
     def __bool__(self) -> bool:
         return self.equal
+
+    def __repr__(self) -> str:
+        # what differs, each side's digest and rows, and the schema once when both sides share it
+        lines = [f"Comparison(equal={self.equal}, reason={self.reason!r},",
+                 f"    left=(digest={self.left.digest!r}, rows={self.left.rows}),",
+                 f"    right=(digest={self.right.digest!r}, rows={self.right.rows}),"]
+        if self.left.schema == self.right.schema:
+            lines.append(f"    schema={self.left.schema!r},")
+        else:
+            lines += [f"    left_schema={self.left.schema!r},", f"    right_schema={self.right.schema!r},"]
+        return "\n".join([*lines, f"    algorithm={self.left.algorithm!r},", ")"])
 
 
 @dataclass(frozen=True)

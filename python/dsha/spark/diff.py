@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
+from dsha.spark.frames import session_of
 from dsha.spark.session import ensure_loaded, session_settings, translate_errors
 
 if TYPE_CHECKING:
@@ -240,6 +241,8 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
     columns differ, known before any row is read; one more hash per value, about the time of another ``dsha``).
     ``columns`` counts per column from the differing rows, exactly, either way.
     """
+    session_of(left, "dsha.diff")  # not a Spark DataFrame: a TypeError naming the right call
+    session_of(right, "dsha.diff")  # not a Spark DataFrame: a TypeError naming the right call
     if left.sparkSession is not right.sparkSession:
         raise DiffError("dsha.diff compares DataFrames of one Spark session")
     for name, n in (("cells", cells), ("max_cells", max_cells)):

@@ -9,6 +9,7 @@ from dsha.core.algorithms import BY_ID, META_ALGORITHM, algorithm_id
 from dsha.core.fingerprint import Comparison, Fingerprint
 from dsha.dependencies import F
 from dsha.spark.bridge import java_errors, jvm_api
+from dsha.spark.frames import session_of
 from dsha.spark.keys import Key, key_reference, key_setting
 from dsha.spark.session import ensure_loaded, translate_errors
 
@@ -99,6 +100,7 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
     at least 16, or a hex/base64 str: dsha-keyed-v1). The key reaches Spark as a redacted session setting, never in
     the query, and is removed from the session afterwards.
     """
+    session_of(df, "dsha.fingerprint")  # not a Spark DataFrame: a TypeError naming the right call
     chosen = _columns(cols, columns)
     if not exact:
         if algorithm is not None or key is not None:
@@ -117,6 +119,8 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
     Both fingerprints come from one query (two aggregates joined into one row), so the two sides are scanned and
     hashed side by side rather than one after the other. DataFrames of different sessions are hashed one at a time.
     """
+    session_of(left, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
+    session_of(right, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
     if left.sparkSession is not right.sparkSession:
         return Comparison(fingerprint(left, algorithm=algorithm, key=key),
                           fingerprint(right, algorithm=algorithm, key=key))
@@ -140,6 +144,7 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
 
 def empty_state(df: DataFrameLike) -> bytes:
     """The dsha-v1 state of no rows of ``df``'s columns: its canonical schema, from Spark, no file read."""
+    session_of(df, "dsha.state")  # not a Spark DataFrame: a TypeError naming the right call
     return state(df.limit(0))
 
 

@@ -1,0 +1,45 @@
+"""What the Spark API takes: a Spark DataFrame (classic or Spark Connect). Anything else users commonly hand it (a
+pandas, pyarrow or polars frame, a path) is a TypeError that names the call that takes it, instead of an
+AttributeError about ``sparkSession`` that reads like a PySpark bug."""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
+
+__all__ = ["session_of"]
+
+# What each call is, by the engine that takes the object: (the Arrow engine's call, or None; the Spark way in)
+_ARROW_CALL = {"dsha.fingerprint": "dsha.arrow.fingerprint({x})",
+               "dsha.state": "dsha.arrow.state({x})",
+               "dsha.equal": "dsha.Comparison(dsha.arrow.fingerprint(left), dsha.arrow.fingerprint(right))"}
+
+
+def session_of(obj: Any, call: str) -> SparkSessionLike:
+    """The session of the Spark DataFrame ``obj``, given to ``call`` (e.g. ``"dsha.fingerprint"``); a TypeError
+    naming the right call for anything else."""
+    session = getattr(obj, "sparkSession", None)
+    if session is not None:
+        return session  # type: ignore[no-any-return]
+    raise TypeError(_wrong_input(obj, call))
+
+
+def _wrong_input(obj: Any, call: str) -> str:
+    module = type(obj).__module__.split(".")[0]
+    if isinstance(obj, (str, os.PathLike)):
+        what, arg, spark_way = f"a path ({os.fspath(obj)!r})", repr(os.fspath(obj)), (
+            f"dsha.fingerprint_path(spark, {os.fspath(obj)!r}, format=...), or {call}(spark.read.load(...))"
+            if call == "dsha.fingerprint" else f"{call}(spark.read.load(...))")
+    elif module in ("pandas", "pyarrow", "polars"):
+        what, arg = f"a {module} {type(obj).__name__}", "df"
+        spark_way = f"{call}(spark.createDataFrame(...)) for Spark's digest of the same rows"
+    elif module == "pyspark" and hasattr(obj, "to_spark"):  # pandas API on Spark
+        return f"{call} takes a Spark DataFrame, not a pandas-on-Spark one: {call}(df.to_spark())"
+    else:
+        return f"{call} takes a Spark DataFrame, not {type(obj).__module__}.{type(obj).__name__}"
+    arrow = _ARROW_CALL.get(call)
+    without_spark = f"; without Spark, the Arrow engine: {arrow.format(x=arg)}" if arrow else (
+        "; the Arrow engine has no diff")
+    return f"{call} takes a Spark DataFrame, not {what}: {spark_way}{without_spark}"
