@@ -4,7 +4,8 @@ One Spark job sketches both sides (``dsha_sketch``: row digests in an invertible
 with each side's digest and column digests) and decodes the difference of the sketches into the row digests in excess
 on each side, with their multiplicities. The differing rows are then read by filtering each side with those digests
 (a broadcast of the digests, never a join of the two tables), as many times as they are in excess. With a key, rows of
-the same key on both sides are paired into per-column changes.
+the same key on both sides are paired into per-column changes. Any column name works: the columns the diff adds to
+rows while it works are named per call so that none is a column of either table (``diff_names``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
+from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
+from dsha.spark.diff_schema import SchemaDifference, in_layout_of, schema_difference
 from dsha.spark.frames import session_of
 from dsha.spark.session import ensure_loaded, session_settings, translate_errors
 
@@ -30,34 +33,6 @@ DEFAULT_CELLS = 49152
 DEFAULT_MAX_CELLS = 786432
 MAX_CELLS = 1 << 24
 
-_DIGEST = "__dsha_digest"
-_COUNT = "__dsha_count"
-_SIDE = "__dsha_side"
-
-
-@dataclass(frozen=True)
-class SchemaDifference:
-    """Columns only on the right (added), only on the left (removed), and of another type (retyped)."""
-
-    added: List[Tuple[str, str]]
-    removed: List[Tuple[str, str]]
-    retyped: List[Tuple[str, str, str]]
-
-    def __bool__(self) -> bool:
-        return bool(self.added or self.removed or self.retyped)
-
-    def explain(self) -> str:
-        lines = [f"  added:   {n} {t}" for n, t in self.added]
-        lines += [f"  removed: {n} {t}" for n, t in self.removed]
-        lines += [f"  retyped: {n} {a} -> {b}" for n, a, b in self.retyped]
-        return "schemas differ:\n" + "\n".join(lines)
-
-    def to_dict(self) -> dict:
-        return {"added": [{"column": n, "type": t} for n, t in self.added],
-                "removed": [{"column": n, "type": t} for n, t in self.removed],
-                "retyped": [{"column": n, "left": a, "right": b} for n, a, b in self.retyped]}
-
-
 @dataclass
 class Diff:
     """What differs between two DataFrames; truthy exactly when they are equal (as ``dsha.equal`` says).
@@ -65,7 +40,10 @@ class Diff:
     ``only_left`` / ``only_right`` hold each differing row as many times as it is in excess on that side (without a
     key: the multisets ``left.exceptAll(right)`` and ``right.exceptAll(left)``); with a key, rows whose key is on both
     sides are in ``changed`` instead, one row per differing column (key columns, ``column``, ``left_value``,
-    ``right_value``, values as strings). ``columns`` counts, per column, the differing rows that differ in it; without
+    ``right_value``, values as strings; ``change_names`` holds these three names, which are ``_column``,
+    ``_left_value``, ``_right_value`` when a key column has one of them, compared case-insensitively, and so on with
+    more ``_``). ``only_right`` has the left's column order and struct field order (SPEC.md §7: fields are identified
+    by name). ``columns`` counts, per column, the differing rows that differ in it; without
     a key a column counts the values of the left's excess rows that the right's excess rows do not have, or the
     reverse, whichever is more. With ``column_digests=True``, ``column_digests`` says per column whether the multiset
     of its values is the same on both sides (SPEC.md §17.1), known before any row is read. The differing rows are
@@ -83,20 +61,61 @@ class Diff:
     _columns: Optional[Dict[str, int]] = field(default=None, repr=False)
     column_digests: Dict[str, bool] = field(default_factory=dict)
     key: Optional[List[str]] = None
+    change_names: Tuple[str, str, str] = CHANGE_NAMES
     duplicate_keys: int = 0
     method: str = "sketch"
     sketch_cells: int = 0
     cells_used: Optional[int] = None
     distinct_differences: Optional[int] = None
     schema_difference: Optional[SchemaDifference] = None
-    only_left: Optional[DataFrameLike] = None
-    only_right: Optional[DataFrameLike] = None
+    _only_left: Optional[DataFrameLike] = field(default=None, repr=False)
+    _only_right: Optional[DataFrameLike] = field(default=None, repr=False)
+    _common_columns: List[str] = field(default_factory=list, repr=False)
     changed: Optional[DataFrameLike] = None
     _cached: List[DataFrameLike] = field(default_factory=list, repr=False)
     _columns_from: Optional[Callable[[], Dict[str, int]]] = field(default=None, repr=False)
 
     def __bool__(self) -> bool:
         return self.equal
+
+    @property
+    def only_left(self) -> DataFrameLike:
+        """The left's rows in excess (a DataFrame); a :class:`DiffError` when the schemas differ (no rows compare)."""
+        return self._rows("only_left", self._only_left)
+
+    @only_left.setter
+    def only_left(self, df: DataFrameLike) -> None:
+        self._only_left = df
+
+    @property
+    def only_right(self) -> DataFrameLike:
+        """The right's rows in excess (a DataFrame); a :class:`DiffError` when the schemas differ."""
+        return self._rows("only_right", self._only_right)
+
+    @only_right.setter
+    def only_right(self, df: DataFrameLike) -> None:
+        self._only_right = df
+
+    def _rows(self, name: str, df: Optional[DataFrameLike]) -> DataFrameLike:
+        if df is None:  # the schemas differ: no rows were compared
+            differences = "; ".join(line.strip() for line in self.explain().splitlines()[1:])
+            raise DiffError(f"Diff.{name}: the schemas differ ({differences}), so no rows compare; diff the columns "
+                            f"both sides have: dsha.diff(left, right, columns={self._common_columns!r})")
+        return df
+
+    def __repr__(self) -> str:
+        # a few lines, no job run (``columns`` may need one)
+        lines = [f"Diff(equal={self.equal}, method={self.method!r},"]
+        if self.schema_difference:
+            lines += ["    " + line.strip() + "," for line in self.schema_difference.explain().splitlines()[1:]]
+        else:
+            lines += [f"    left=(digest={self.left_digest!r}, rows={self.left_rows}),",
+                      f"    right=(digest={self.right_digest!r}, rows={self.right_rows}),",
+                      f"    only_left={self.only_left_count}, only_right={self.only_right_count}, "
+                      f"changed={self.changed_count},"]
+            if self.key:
+                lines.append(f"    key={self.key!r},")
+        return "\n".join([*lines, ")"])
 
     @property
     def columns(self) -> Dict[str, int]:
@@ -162,23 +181,6 @@ class Diff:
         return "\n".join(parts)
 
 
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _type_names(df: Any) -> Dict[str, str]:
-    return {f.name: f.dataType.simpleString() for f in df.schema.fields}
-
-
-def schema_difference(left: DataFrameLike, right: DataFrameLike) -> SchemaDifference:
-    """Columns added (only right), removed (only left) and retyped, by name; nullability is not part of a schema
-    (SPEC.md §2)."""
-    lt, rt = _type_names(left), _type_names(right)
-    return SchemaDifference(added=[(n, t) for n, t in rt.items() if n not in lt],
-                            removed=[(n, t) for n, t in lt.items() if n not in rt],
-                            retyped=[(n, lt[n], rt[n]) for n in lt if n in rt and lt[n] != rt[n]])
-
-
 def _valid_cells(n: int) -> bool:
     odd = n // (n & -n) if n > 0 else 0
     return n >= 1 and odd in (1, 3)
@@ -228,6 +230,12 @@ def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dic
     return row.asDict()  # type: ignore[no-any-return]
 
 
+def _common_columns(left: DataFrameLike, schemas: SchemaDifference) -> List[str]:
+    """The left's columns that the right has with the same type (names compared case-insensitively, as Spark does)."""
+    differ = {n.lower() for n, _ in schemas.removed} | {n.lower() for n, _, _ in schemas.retyped}
+    return [c for c in left.columns if c.lower() not in differ]
+
+
 def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
          columns: Union[str, Sequence[str], None] = None, *,
          column_digests: bool = False, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
@@ -260,7 +268,7 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
                 raise DiffError(f"no column {', '.join(missing)} on the {side} (columns: {', '.join(df.columns)})")
         if key:
             columns = key + [c for c in columns if c not in key]
-        left, right = left.select(*map(_quote, columns)), right.select(*map(_quote, columns))
+        left, right = left.select(*map(quoted, columns)), right.select(*map(quoted, columns))
     if key:
         for side, df in (("left", left), ("right", right)):
             missing = [k for k in key if k not in df.columns]
@@ -270,23 +278,29 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
     schemas = schema_difference(left, right)
     if schemas:
         return Diff(equal=False, left_rows=None, right_rows=None, left_digest=None, right_digest=None, key=key,
-                    method="schema", schema_difference=schemas)
-    right = right.select(*map(_quote, left.columns))  # the left's column order (digests do not depend on it)
+                    change_names=change_names(key or []), method="schema", schema_difference=schemas,
+                    _common_columns=_common_columns(left, schemas))
+    # The left's column order and struct field order (digests do not depend on them, SPEC.md §7): the rows of both
+    # sides can then be compared, united and joined as they are.
+    right = in_layout_of(right, left)
+    work = WorkingNames.avoiding(left.columns, right.columns)
     with translate_errors():
-        return _diff(left, right, key, column_digests, cells, max_cells)
+        return _diff(left, right, key, column_digests, cells, max_cells, work)
 
 
-def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int) -> Diff:
+def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int,
+          work: WorkingNames) -> Diff:
     d = _sketch_pass(left, right, cells, column_digests)
     result = Diff(equal=d["left_digest"] == d["right_digest"], left_rows=d["left_rows"], right_rows=d["right_rows"],
                   left_digest=d["left_digest"], right_digest=d["right_digest"], key=key, sketch_cells=d["cells"],
+                  change_names=change_names(key or []),
                   column_digests={c["name"]: c["equal"] for c in d["columns"]})
     if result.equal:
         result.columns = {c: 0 for c in left.columns}
         result.cells_used, result.distinct_differences = (d["cells_used"], 0) if d["decoded"] else (None, 0)
         result.only_left, result.only_right = left.limit(0), right.limit(0)
         if key:
-            result.changed = _changed_frame(left.limit(0), left.limit(0), key)
+            result.changed = _changed_frame(left.limit(0), left.limit(0), key, work)
         return result
     passes = 1
     while not d["decoded"]:
@@ -306,15 +320,15 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
         partitions = max(1, min(64, sum(expected) // 20000 + 1))
         with session_settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
-            rows, got = _fetch(result, left, right, d, expected, partitions)
+            rows, got = _fetch(result, left, right, d, expected, partitions, work)
             if got == expected:
-                return _report(result, rows, left.columns, got, partitions, key)
+                return _report(result, rows, left.columns, got, partitions, key, work)
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
-        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right)))
-        return _report(result, rows, left.columns, _side_counts(rows), 0, key)
+        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, work), work))
+        return _report(result, rows, left.columns, _side_counts(rows, work), 0, key, work)
     result.unpersist()
     raise RuntimeError(
         f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
@@ -323,12 +337,12 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
 
 
 def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], partitions: int,
-            key: Optional[List[str]]) -> Diff:
+            key: Optional[List[str]], work: WorkingNames) -> Diff:
     """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs.
     ``partitions``: the shuffle partitions of jobs over those rows (0: the session's)."""
-    data = [_quote(c) for c in names]
-    only_left = rows.filter(F.col(_SIDE) == "left").select(*data)
-    only_right = rows.filter(F.col(_SIDE) == "right").select(*data)
+    data = [quoted(c) for c in names]
+    only_left = rows.filter(F.col(work.side) == "left").select(*data)
+    only_right = rows.filter(F.col(work.side) == "right").select(*data)
     if not key:
         result.only_left, result.only_right = only_left, only_right
         result.only_left_count, result.only_right_count = got
@@ -337,25 +351,25 @@ def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], par
         def column_counts() -> Dict[str, int]:
             small = {"spark.sql.shuffle.partitions": str(partitions)} if partitions else {}
             with session_settings(spark, small):
-                return _column_counts(rows, names)
+                return _column_counts(rows, names, work)
 
         result._columns_from = column_counts
         return result
-    _pair_by_key(result, only_left, only_right, key)
+    _pair_by_key(result, only_left, only_right, key, work)
     return result
 
 
-def _digest(df: Any) -> Any:
+def _digest(df: Any, work: WorkingNames) -> Any:
     """``df`` with its row digest (the same as in its sketch: the same columns, by name)."""
-    return df.withColumn(_DIGEST, F.call_function("logical_hash", *[F.col(_quote(c)) for c in df.columns]))
+    return df.withColumn(work.digest, F.call_function("logical_hash", *[F.col(quoted(c)) for c in df.columns]))
 
 
-def _digest_counts(left: Any, right: Any) -> Any:
+def _digest_counts(left: Any, right: Any, work: WorkingNames) -> Any:
     """Fallback: the signed excess of every row digest, from a full outer join of per-digest counts."""
-    counted = lambda df, sign: (_digest(df).groupBy(_DIGEST)
-                                .agg((F.count(F.lit(1)) * sign).alias(_COUNT)))
+    counted = lambda df, sign: (_digest(df, work).groupBy(work.digest)
+                                .agg((F.count(F.lit(1)) * sign).alias(work.count)))
     both = counted(left, 1).unionByName(counted(right, -1))
-    return both.groupBy(_DIGEST).agg(F.sum(_COUNT).alias(_COUNT)).filter(F.col(_COUNT) != 0)
+    return both.groupBy(work.digest).agg(F.sum(work.count).alias(work.count)).filter(F.col(work.count) != 0)
 
 
 def _cached(result: Diff, rows: Any) -> Any:
@@ -366,30 +380,30 @@ def _cached(result: Diff, rows: Any) -> Any:
 
 
 def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tuple[int, int],
-           partitions: int) -> Tuple[Any, Tuple[int, int]]:
+           partitions: int, work: WorkingNames) -> Tuple[Any, Tuple[int, int]]:
     """The differing rows named by the decoded digests (cached), and the rows found on each side."""
     digests = bytes.fromhex(d["left_hex"]), bytes.fromhex(d["right_hex"])
     words = _words(d["left_words"]), _words(d["right_words"])
-    columns = [F.col(_quote(c)) for c in left.columns]  # by name: the same for both sides
+    columns = [F.col(quoted(c)) for c in left.columns]  # by name: the same for both sides
     if d["entries"] is None:
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
-        rows = _filtered_rows(left, right, digests, words, columns)
+        rows = _filtered_rows(left, right, digests, words, columns, work)
         if partitions == 1:
             # Few rows: in one hash partition, which Spark then counts or aggregates in one stage, not two jobs.
-            rows = rows.repartition(1, _SIDE)
+            rows = rows.repartition(1, work.side)
         rows = _cached(result, rows)
-        got = _side_counts(rows)
+        got = _side_counts(rows, work)
         if got == expected:
             return rows, got
         result.unpersist()
         entries = [(b[i:i + 16], sign) for b, sign in zip(digests, (1, -1)) for i in range(0, len(b), 16)]
     else:
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
-    counts = left.sparkSession.createDataFrame(entries, f"{_DIGEST} binary, {_COUNT} bigint")
-    rows = _cached(result, _differing_rows(left, right, counts, digests=digests, words=words,
+    counts = left.sparkSession.createDataFrame(entries, f"{work.digest} binary, {work.count} bigint")
+    rows = _cached(result, _differing_rows(left, right, counts, work, digests=digests, words=words,
                                            partitions=partitions))
-    return rows, _side_counts(rows)
+    return rows, _side_counts(rows, work)
 
 
 def _words(text: Optional[str]) -> Optional[bytes]:
@@ -410,13 +424,14 @@ def _in_digests(df: Any, digests: bytes, columns: List[Any], words: Optional[byt
 
 
 def _filtered_rows(left: Any, right: Any, digests: Tuple[bytes, bytes], words: Tuple[Optional[bytes], ...],
-                   columns: List[Any]) -> Any:
+                   columns: List[Any], work: WorkingNames) -> Any:
     """The rows of each side whose digest is in excess there, as often as the side holds them, tagged by side."""
-    return (_in_digests(left, digests[0], columns, words[0]).withColumn(_SIDE, F.lit("left"))
-            .unionByName(_in_digests(right, digests[1], columns, words[1]).withColumn(_SIDE, F.lit("right"))))
+    return (_in_digests(left, digests[0], columns, words[0]).withColumn(work.side, F.lit("left"))
+            .unionByName(_in_digests(right, digests[1], columns, words[1]).withColumn(work.side, F.lit("right"))))
 
 
-def _differing_rows(left: Any, right: Any, counts: Any, digests: Optional[Tuple[bytes, bytes]] = None,
+def _differing_rows(left: Any, right: Any, counts: Any, work: WorkingNames,
+                    digests: Optional[Tuple[bytes, bytes]] = None,
                     words: Tuple[Optional[bytes], ...] = (None, None), partitions: int = 0) -> Any:
     """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
     ``digests``: the digests in excess on each side (concatenated), when known: each side is then first filtered by
@@ -424,36 +439,37 @@ def _differing_rows(left: Any, right: Any, counts: Any, digests: Optional[Tuple[
     ``counts``; ``words``: their rows' filter words on each side, when valid (fewer rows hashed). ``partitions``: how
     many partitions the (few) matched rows are deduplicated in (0: Spark's default)."""
     def side(df: Any, name: str, sign: int) -> Any:
-        wanted = counts.filter(F.col(_COUNT) * sign > 0).select(_DIGEST, (F.col(_COUNT) * sign).alias(_COUNT))
+        wanted = counts.filter(F.col(work.count) * sign > 0).select(work.digest,
+                                                                     (F.col(work.count) * sign).alias(work.count))
         if digests is not None:
             mine, filter_words = (digests[0], words[0]) if sign > 0 else (digests[1], words[1])
-            df = _in_digests(df, mine, [F.col(_quote(c)) for c in df.columns], filter_words)
+            df = _in_digests(df, mine, [F.col(quoted(c)) for c in df.columns], filter_words)
             wanted = F.broadcast(wanted)
-        joined = _digest(df).join(wanted, _DIGEST)
+        joined = _digest(df, work).join(wanted, work.digest)
         if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
-            joined = joined.repartition(partitions, _DIGEST)
-        one = joined.dropDuplicates([_DIGEST])  # rows of one digest are canonically equal: keep one, then repeat it
-        return (one.withColumn("__dsha_copy", F.explode(F.sequence(F.lit(1), F.col(_COUNT))))
-                .drop("__dsha_copy", _COUNT).withColumn(_SIDE, F.lit(name)))
+            joined = joined.repartition(partitions, work.digest)
+        one = joined.dropDuplicates([work.digest])  # rows of one digest are canonically equal: keep one, then repeat it
+        return (one.withColumn(work.copy, F.explode(F.sequence(F.lit(1), F.col(work.count))))
+                .drop(work.copy, work.count, work.digest).withColumn(work.side, F.lit(name)))
 
     return side(left, "left", 1).unionByName(side(right, "right", -1))
 
 
-def _side_counts(rows: Any) -> Tuple[int, int]:
+def _side_counts(rows: Any, work: WorkingNames) -> Tuple[int, int]:
     """How many of the differing rows are on each side (the job that fills their cache)."""
     # One global aggregate: two jobs under adaptive execution, where a groupBy's exchange made three.
-    found = rows.selectExpr(f"count_if({_SIDE} = 'left') AS l", f"count_if({_SIDE} = 'right') AS r").first()
+    found = rows.selectExpr(f"count_if({work.side} = 'left') AS l", f"count_if({work.side} = 'right') AS r").first()
     return int(found["l"]), int(found["r"])
 
 
-def _column_counts(rows: Any, columns: List[str]) -> Dict[str, int]:
+def _column_counts(rows: Any, columns: List[str], work: WorkingNames) -> Dict[str, int]:
     """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
     by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
     column."""
     values = F.explode(F.array(*[
-        F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(_quote(c))).alias("v"))
+        F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(quoted(c))).alias("v"))
         for c in columns]))
-    sign = F.when(F.col(_SIDE) == "left", 1).otherwise(-1)
+    sign = F.when(F.col(work.side) == "left", 1).otherwise(-1)
     per_value = (rows.select(sign.alias("s"), values.alias("cv"))
                  .groupBy("cv.c", "cv.v").agg(F.sum("s").alias("n")))
     per_column = per_value.groupBy("c").agg(
@@ -466,25 +482,30 @@ def _value_text(col: Any, dtype: Any) -> Any:
     return F.hex(col) if isinstance(dtype, pyspark_types.BinaryType) else col.cast("string")
 
 
-def _changed_frame(paired_left: Any, paired_right: Any, key: List[str]) -> Any:
-    """One row per differing column of each pair: key columns, column, left_value, right_value (as strings)."""
+def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], work: WorkingNames) -> Any:
+    """One row per differing column of each pair: key columns, then ``change_names(key)`` (column, left_value,
+    right_value: values as strings)."""
+    column, left_value, right_value = change_names(key)
     value_columns = [f for f in paired_left.schema.fields if f.name not in key]
-    lt, rt = paired_left.alias("l"), paired_right.alias("r")
-    pairs = lt.join(rt, _and([F.col("l." + _quote(k)).eqNullSafe(F.col("r." + _quote(k))) for k in key]))
+    left_alias, right_alias, cell = work.name("l"), work.name("r"), work.name("cell")
+    l_col = lambda name: F.col(f"{left_alias}.{quoted(name)}")
+    r_col = lambda name: F.col(f"{right_alias}.{quoted(name)}")
+    pairs = paired_left.alias(left_alias).join(paired_right.alias(right_alias),
+                                               _and([l_col(k).eqNullSafe(r_col(k)) for k in key]))
+    keys = [l_col(k).alias(k) for k in key]
     if not value_columns:
-        return pairs.select(*[F.col("l." + _quote(k)).alias(k) for k in key],
-                            F.lit(None).cast("string").alias("column"), F.lit(None).cast("string").alias("left_value"),
-                            F.lit(None).cast("string").alias("right_value")).limit(0)
+        return pairs.select(*keys, *[F.lit(None).cast("string").alias(n) for n in (column, left_value, right_value)]
+                            ).limit(0)
     cells = F.explode(F.array(*[
-        F.struct(F.lit(f.name).alias("column"),
-                 _value_text(F.col("l." + _quote(f.name)), f.dataType).alias("left_value"),
-                 _value_text(F.col("r." + _quote(f.name)), f.dataType).alias("right_value"),
-                 (F.call_function("logical_hash", F.col("l." + _quote(f.name)))
-                  != F.call_function("logical_hash", F.col("r." + _quote(f.name)))).alias("differs"))
+        F.struct(F.lit(f.name).alias("column"), _value_text(l_col(f.name), f.dataType).alias("left_value"),
+                 _value_text(r_col(f.name), f.dataType).alias("right_value"),
+                 (F.call_function("logical_hash", l_col(f.name))
+                  != F.call_function("logical_hash", r_col(f.name))).alias("differs"))
         for f in value_columns]))
-    return (pairs.select(*[F.col("l." + _quote(k)).alias(k) for k in key], cells.alias("x"))
-            .filter(F.col("x.differs"))
-            .select(*[_quote(k) for k in key], "x.column", "x.left_value", "x.right_value"))
+    return (pairs.select(*keys, cells.alias(cell))
+            .filter(F.col(f"{cell}.differs"))
+            .select(*map(quoted, key), F.col(f"{cell}.column").alias(column),
+                    F.col(f"{cell}.left_value").alias(left_value), F.col(f"{cell}.right_value").alias(right_value)))
 
 
 def _and(terms: List[Any]) -> Any:
@@ -494,24 +515,26 @@ def _and(terms: List[Any]) -> Any:
     return out
 
 
-def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str]) -> None:
+def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], work: WorkingNames) -> None:
     """Pairs the differing rows whose key is once on each side into ``changed``; keys on several differing rows of a
     side (and on the other side too) are counted in ``duplicate_keys`` and left unpaired."""
-    tagged = (only_left.select(*map(_quote, key)).withColumn("__l", F.lit(1)).withColumn("__r", F.lit(0))
-              .unionByName(only_right.select(*map(_quote, key)).withColumn("__l", F.lit(0))
-                           .withColumn("__r", F.lit(1))))
-    per_key = tagged.groupBy(*map(_quote, key)).agg(F.sum("__l").alias("nl"), F.sum("__r").alias("nr"))
+    in_left, in_right, n_left, n_right = work.name("in_l"), work.name("in_r"), work.name("nl"), work.name("nr")
+    keys = list(map(quoted, key))
+    tagged = (only_left.select(*keys, F.lit(1).alias(in_left), F.lit(0).alias(in_right))
+              .unionByName(only_right.select(*keys, F.lit(0).alias(in_left), F.lit(1).alias(in_right))))
+    per_key = tagged.groupBy(*keys).agg(F.sum(in_left).alias(n_left), F.sum(in_right).alias(n_right))
+    nl, nr = F.col(n_left), F.col(n_right)
     stats = per_key.agg(
-        F.sum(F.when((F.col("nl") == 1) & (F.col("nr") == 1), 1).otherwise(0)).alias("paired"),
-        F.sum(F.when((F.col("nl") >= 1) & (F.col("nr") >= 1) & ((F.col("nl") > 1) | (F.col("nr") > 1)), 1)
-              .otherwise(0)).alias("ambiguous")).first()
-    paired_keys = per_key.filter((F.col("nl") == 1) & (F.col("nr") == 1)).select(*map(_quote, key))
+        F.sum(F.when((nl == 1) & (nr == 1), 1).otherwise(0)).alias("paired"),
+        F.sum(F.when((nl >= 1) & (nr >= 1) & ((nl > 1) | (nr > 1)), 1).otherwise(0)).alias("ambiguous")).first()
+    paired_keys = per_key.filter((nl == 1) & (nr == 1)).select(*keys)
+    rows_alias, keys_alias = work.name("a"), work.name("k")
 
     def split(df: Any) -> Tuple[Any, Any]:
-        a, k = df.alias("a"), paired_keys.alias("k")
-        match = _and([F.col("a." + _quote(c)).eqNullSafe(F.col("k." + _quote(c))) for c in key])
-        return (a.join(k, match, "left_semi").select(*[F.col("a." + _quote(c)) for c in df.columns]),
-                a.join(k, match, "left_anti").select(*[F.col("a." + _quote(c)) for c in df.columns]))
+        a, k = df.alias(rows_alias), paired_keys.alias(keys_alias)
+        match = _and([F.col(f"{rows_alias}.{quoted(c)}").eqNullSafe(F.col(f"{keys_alias}.{quoted(c)}")) for c in key])
+        mine = [F.col(f"{rows_alias}.{quoted(c)}") for c in df.columns]
+        return a.join(k, match, "left_semi").select(*mine), a.join(k, match, "left_anti").select(*mine)
 
     paired_left, unpaired_left = split(only_left)
     paired_right, unpaired_right = split(only_right)
@@ -520,7 +543,7 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str]) 
     result.only_left, result.only_right = unpaired_left, unpaired_right
     result.only_left_count = int(unpaired_left.count())
     result.only_right_count = int(unpaired_right.count())
-    result.changed = _changed_frame(paired_left, paired_right, key)
-    per_column = {r["column"]: int(r["n"]) for r in
-                  result.changed.groupBy("column").agg(F.count(F.lit(1)).alias("n")).collect()}
+    result.changed = _changed_frame(paired_left, paired_right, key, work)
+    column = result.change_names[0]
+    per_column = {r[0]: int(r[1]) for r in result.changed.groupBy(quoted(column)).count().collect()}
     result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
