@@ -158,15 +158,15 @@ def _key_column(key: Union[Key, ColumnLike], algorithm: Optional[str]) -> Column
         return cast("Column", key)
     spark = pyspark_sql.SparkSession.getActiveSession()
     if spark is None:
-        raise RuntimeError("dsha_keyed needs an active SparkSession: the key is passed to Spark as a session setting, "
-                           "never in the query")
+        raise RuntimeError("dsha_keyed needs an active SparkSession: the key is handed to its driver, never in the "
+                           "query")
     return F.lit(key_reference(spark, cast(Key, key), keyed))
 
 
 def dsha_keyed(key: Union[Key, ColumnLike], *cols: ColumnOrName, algorithm: Optional[str] = None) -> Column:
     """Aggregate: the keyed digest under a secret key (tamper-evident for whoever lacks the key; SPEC.md §16.2).
     ``key``: bytes (at least 16), or a hex/base64 str, or ``"conf:NAME"`` for a session setting. The key is handed
-    to Spark as a session setting named ``spark.dsha.secret.*`` (redacted by Spark), never in the plan.
+    to Spark's driver for this session alone, never in the plan or a session setting.
     ``algorithm``: ``"keyed"`` (dsha-keyed-v1) or ``"keyed-v2"`` (dsha-keyed-v2, §16.6) for this call; unset, the
     session's ``spark.dsha.keyed.algorithm`` (dsha-keyed-v1 unless set).
 

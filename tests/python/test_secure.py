@@ -88,10 +88,8 @@ def test_python_api_key_forms_states_and_comparisons(spark, table):
 
 def test_the_key_is_in_no_explain_output_and_no_error(spark, table, capsys):
     column = dsha_keyed(KEY, "*")
-    # The key waits in a setting (its value redacted by SET) until Spark reads it, which removes it from the session.
-    settings = {r[0]: r[1] for r in spark.sql("SET").collect() if str(r[0]).startswith("spark.dsha.secret.")}
-    assert len(settings) >= 1
-    _no_key(str(settings))
+    # The key went to the driver for this session: no setting holds it, before or after the query runs.
+    assert _key_settings(spark) == []
     df = table.agg(column, dsha_keyed_state(KEY_B64, "id"))
     df.first()
     assert _key_settings(spark) == []
@@ -109,6 +107,40 @@ def test_the_key_is_in_no_explain_output_and_no_error(spark, table, capsys):
         table.agg(dsha_keyed(KEY, "id", "no_such_column")).first()
     assert "no_such_column" in str(missing.value)
     _no_key(str(missing.value))
+
+
+def _settings_text(spark):
+    """Every session setting and what SET shows, as one text."""
+    return str(sorted(spark.conf.getAll.items()) if hasattr(spark.conf, "getAll") else []) + str(
+        spark.sql("SET").collect())
+
+
+def test_a_key_is_in_no_setting_when_its_query_fails_or_never_runs(spark, table):
+    key = os.urandom(32)
+    texts = (key.hex()[4:], key.hex()[4:].upper(), base64.b64encode(key).decode()[4:30],
+             base64.urlsafe_b64encode(key).decode()[4:30])
+    unused = dsha_keyed(key, "*")  # a Column made and never used
+    with pytest.raises(Exception, match="no_such_column"):
+        dsha.fingerprint(table, "id", "no_such_column", key=key)
+    with pytest.raises(Exception, match="no_such_column"):
+        table.agg(dsha_keyed(key.hex(), "no_such_column")).first()
+    assert table.agg(dsha_keyed(key, "id").alias("d")).first().d.startswith("f90b4f50120")
+    shown = _settings_text(spark)
+    assert _key_settings(spark) == [] and not any(t in shown for t in texts), shown
+    assert unused is not None
+
+
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="newSession is classic's")
+def test_a_key_given_in_one_session_cannot_be_named_from_another(spark, table):
+    from dsha.spark.keys import key_reference
+    reference = key_reference(spark, KEY)
+    assert reference.startswith("conf:spark.dsha.secret.handle.") and len(reference) > 60
+    mine = spark.sql(f"SELECT dsha_keyed('{reference}', id) AS d FROM range(5)").first().d
+    assert mine == spark.sql(f"SELECT dsha_keyed('{KEY_HEX}', id) AS d FROM range(5)").first().d
+    other = spark.newSession()
+    with pytest.raises(Exception, match="not set in this session") as refused:
+        other.sql(f"SELECT dsha_keyed('{reference}', id) AS d FROM range(5)").collect()
+    _no_key(str(refused.value))
 
 
 def _cli(*args):

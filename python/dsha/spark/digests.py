@@ -10,7 +10,7 @@ from dsha.core.fingerprint import Comparison, Fingerprint
 from dsha.dependencies import F
 from dsha.spark.bridge import java_errors, jvm_api
 from dsha.spark.frames import session_of
-from dsha.spark.keys import Key, key_reference, key_setting
+from dsha.spark.keys import Key, key_reference
 from dsha.spark.session import ensure_loaded, translate_errors
 
 if TYPE_CHECKING:
@@ -25,21 +25,12 @@ Columns = Union[str, Sequence["ColumnOrName"], None]
 
 class Digests:
     """The aggregate functions of one algorithm (and key): ``fingerprint(*cols)`` / ``state(*cols)`` Columns. A key
-    goes to Spark as a session setting (``keys.key_reference``), removed again by ``close``; a keyed algorithm is
-    named with it (``conf:NAME#ALGORITHM``), so the session's settings are never changed for it."""
+    is handed to Spark's driver for this session (``keys.key_reference``) and named in the query as ``conf:NAME``,
+    with its keyed algorithm (``conf:NAME#ALGORITHM``), so the session's settings are never changed for it."""
 
     def __init__(self, spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]):
         self.algorithm = algorithm_id(algorithm, key)
-        self.spark = spark
-        self.reference: Optional[str] = None
-        self.setting: Optional[str] = None
-        if key is not None:
-            setting = key_setting(key)
-            # Spark removes a key setting when it reads it; close() removes one made here if the query failed
-            # before; one that exists (a Column made with the same key, a "conf:NAME" the caller gave) stays.
-            if setting is not None and spark.conf.get(setting[0], None) is None:
-                self.setting = setting[0]
-            self.reference = key_reference(spark, key, self.algorithm)
+        self.reference = None if key is None else key_reference(spark, key, self.algorithm)
 
     def _call(self, form: str, cols: Sequence[ColumnOrName]) -> Column:
         name = BY_ID[self.algorithm].sql + form
@@ -53,16 +44,6 @@ class Digests:
 
     def state(self, *cols: ColumnOrName) -> Column:
         return self._call("_state", cols)
-
-    def close(self) -> None:
-        if self.setting is not None and self.spark.conf.get(self.setting, None) is not None:
-            self.spark.conf.unset(self.setting)
-
-    def __enter__(self) -> Digests:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _columns(cols: Tuple[ColumnOrName, ...], columns: Columns) -> List[ColumnOrName]:
@@ -97,8 +78,8 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
     keeps a file's path, size and modification time.
 
     Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1, no secret) or ``key=`` (bytes of
-    at least 16, or a hex/base64 str: dsha-keyed-v1). The key reaches Spark as a redacted session setting, never in
-    the query, and is removed from the session afterwards.
+    at least 16, or a hex/base64 str: dsha-keyed-v1). The key is handed to Spark's driver for this session alone,
+    never in the query or a session setting (SPEC.md §16.2).
     """
     session_of(df, "dsha.fingerprint")  # not a Spark DataFrame: a TypeError naming the right call
     chosen = _columns(cols, columns)
@@ -107,7 +88,8 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
             raise ValueError("exact=False (dsha-meta-v1) takes no algorithm or key")
         return _metadata_fingerprint(df.select(*chosen) if chosen else df)
     ensure_loaded(df.sparkSession)
-    with Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+    digests = Digests(df.sparkSession, algorithm, key)
+    with translate_errors():
         row = _first(df.agg(digests.fingerprint(*chosen).alias("f")))
     return _from_struct(row["f"])
 
@@ -125,7 +107,8 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
         return Comparison(fingerprint(left, algorithm=algorithm, key=key),
                           fingerprint(right, algorithm=algorithm, key=key))
     ensure_loaded(left.sparkSession)
-    with Digests(left.sparkSession, algorithm, key) as digests, translate_errors():
+    digests = Digests(left.sparkSession, algorithm, key)
+    with translate_errors():
         row = _first(left.agg(digests.fingerprint().alias("left"))
                      .crossJoin(right.agg(digests.fingerprint().alias("right"))))
     return Comparison(_from_struct(row["left"]), _from_struct(row["right"]))
@@ -137,7 +120,8 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
     ``algorithm``/``key`` as in :func:`dsha.fingerprint` (a keyed state merges and finalises without its key)."""
     ensure_loaded(df.sparkSession)
     chosen = _columns((), columns)
-    with Digests(df.sparkSession, algorithm, key) as digests, translate_errors():
+    digests = Digests(df.sparkSession, algorithm, key)
+    with translate_errors():
         row = _first(df.agg(digests.state(*(chosen or ["*"])).alias("s")))
     return bytes(row["s"])
 

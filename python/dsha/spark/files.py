@@ -29,7 +29,7 @@ __all__ = ["fingerprint_files", "write"]
 
 def _algorithm(spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]) -> Tuple[str, Optional[str]]:
     """(algorithm id, key argument or None) for per-file states, as ``dsha.fingerprint`` takes them. The key goes to
-    the JVM as a ``conf:NAME`` reference (``keys.key_reference``), which Spark removes as it reads it."""
+    the JVM for this session (``keys.key_reference``), named by a ``conf:NAME`` reference."""
     resolved = algorithm_id(algorithm, key)
     if key is None:
         return resolved, None

@@ -1,57 +1,66 @@
-"""Keys of the keyed digests (SPEC.md §16.2): handed to Spark as a redacted session setting, never in a query."""
+"""Keys of the keyed digests (SPEC.md §16.2): handed to Spark's driver for the session, never in a query or a
+setting that outlives the call."""
 from __future__ import annotations
 
-import hashlib
 import os
-from typing import TYPE_CHECKING, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from dsha.core.algorithms import KEYED_NAMES, named_algorithm
+from dsha.dependencies import F
+from dsha.spark.session import ensure_loaded, is_connect
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
 
-__all__ = ["Key", "key_reference", "key_setting", "keyed_id"]
+__all__ = ["Key", "key_reference", "keyed_id"]
 
 Key = Union[bytes, bytearray, str]
 
-# Names of key settings: a salted hash of the key (the salt never leaves this process), so one key has one name,
-# which says nothing about the key. Spark reads the setting once, when it analyses the query, and removes it from the
-# session (SPEC.md §16.2): session settings are copied into every job's properties and event logs.
-_SALT = os.urandom(16)
 
-
-def key_setting(key: Key) -> Optional[Tuple[str, str]]:
-    """(setting name, key text) for a key, or None for a ``"conf:NAME"`` reference to a setting already made."""
+def _key_text(key: Key) -> Optional[str]:
+    """The key as hex or base64 text, or None for a ``"conf:NAME"`` reference to a key already given."""
     if isinstance(key, (bytes, bytearray)):
-        text = bytes(key).hex()
-    elif isinstance(key, str):
-        if key.startswith("conf:"):
-            return None
-        text = key.strip()
-    else:
-        raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
-    return "spark.dsha.secret." + hashlib.sha256(_SALT + text.encode()).hexdigest()[:32], text
+        return bytes(key).hex()
+    if isinstance(key, str):
+        return None if key.startswith("conf:") else key.strip()
+    raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
+
+
+def _handed_over(spark: SparkSessionLike, text: str) -> str:
+    """Gives the key to the driver, which keeps it for this session alone under a name no one can guess, and returns
+    that name. Classic: through Py4J, never a setting. Spark Connect (no Py4J): a setting under a random name, read
+    and removed by the analysis of a one-row query run at once (no job runs, so no job's properties hold it)."""
+    ensure_loaded(spark)
+    if not is_connect(spark):
+        jvm: Any = spark.sparkContext._jvm  # type: ignore[union-attr]
+        return str(jvm.io.dsha.registration.KeyArgument.rememberText(spark._jsparkSession, text))  # type: ignore
+    name = "spark.dsha.secret.handle." + os.urandom(16).hex()
+    spark.conf.set(name, text)
+    try:
+        _ = spark.range(0).agg(F.call_function("dsha_keyed_state", F.lit("conf:" + name), F.col("id"))).schema
+    finally:
+        if spark.conf.get(name, None) is not None:
+            spark.conf.unset(name)
+    return name
 
 
 def key_reference(spark: SparkSessionLike, key: Key, algorithm: Optional[str] = None) -> str:
-    """Puts ``key`` in a session setting whose name contains ``secret`` (Spark redacts those) and returns the key
-    argument that names it, ``conf:NAME``: the key itself never enters a query plan, not even the parsed one. The
-    setting lasts until Spark reads it (analysing the query that uses it), which removes it.
+    """The key argument, ``conf:NAME``, of a key handed to Spark's driver for this session (``_handed_over``): the
+    key itself never enters a query plan, nor a session setting once this returns, and another session cannot use
+    it by its name.
 
     ``algorithm`` (a keyed algorithm's id) is named with the key, ``conf:NAME#ALGORITHM``: the call gets that
     algorithm whatever the session's setting ``spark.dsha.keyed.algorithm``, which every thread shares, says."""
     suffix = "" if algorithm is None else "#" + algorithm
-    setting = key_setting(key)
-    if setting is None:
+    text = _key_text(key)
+    if text is None:
         named = named_algorithm(key)
         if named is None:
             return str(key) + suffix
         if algorithm is not None and named != algorithm:
             raise ValueError(f"the key reference names the algorithm {named!r}, and algorithm= asks for {algorithm!r}")
         return str(key)
-    name, text = setting
-    spark.conf.set(name, text)
-    return "conf:" + name + suffix
+    return "conf:" + _handed_over(spark, text) + suffix
 
 
 def keyed_id(algorithm: Optional[str]) -> Optional[str]:

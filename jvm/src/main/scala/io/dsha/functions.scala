@@ -23,14 +23,19 @@ object functions {
   def dsha_secure_state(cols: Column*): Column = call("dsha_secure_state", cols)
 
   /** Aggregate: the mergeable state of an algorithm (for the keyed one, under its key, which stays out of the plan). */
-  def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column = algorithm match {
-    case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
-    case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
-    case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined =>
-      val reference = F.lit(io.dsha.registration.KeyArgument.ConfPrefix + io.dsha.registration.KeyArgument.remember(k))
-      call("dsha_keyed_state", reference +: cols)
-    case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
-  }
+  def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column =
+    state_in(SparkSession.active, algorithm, cols)
+
+  /** The same for a query of `session`, which alone can name the key (keys are kept per session). */
+  private[dsha] def state_in(session: SparkSession, algorithm: io.dsha.algorithm.Algorithm, cols: Seq[Column]): Column =
+    algorithm match {
+      case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
+      case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
+      case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined =>
+        val name = io.dsha.registration.KeyArgument.remember(session, k)
+        call("dsha_keyed_state", F.lit(io.dsha.registration.KeyArgument.ConfPrefix + name) +: cols)
+      case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
+    }
 
   /** Aggregate: the merge of dsha states. */
   def dsha_merge(state: Column): Column = call("dsha_merge", Seq(state))

@@ -281,6 +281,98 @@ class SecureDigestSuite extends SparkSuite {
     } finally spark.listenerManager.unregister(listener)
   }
 
+  /** Whether a text holds the key in any spelling: hex (either case), base64, base64url. */
+  private def holdsKey(text: String, hex: String): Boolean = {
+    val bytes = hex.grouped(2).map(Integer.parseInt(_, 16).toByte).toArray
+    val b64 = java.util.Base64.getEncoder.encodeToString(bytes)
+    Seq(hex.drop(4).toLowerCase, b64.slice(4, 24), b64.slice(4, 24).replace('+', '-').replace('/', '_'))
+      .exists(text.toLowerCase.contains(_) || text.contains(hex.drop(4).toUpperCase))
+  }
+
+  private def randomHex(): String = {
+    val b = new Array[Byte](32)
+    new java.security.SecureRandom().nextBytes(b)
+    b.map(x => f"${x & 0xff}%02x").mkString
+  }
+
+  private def explained(df: DataFrame): String =
+    Seq("simple", "extended", "formatted").map(m => df.queryExecution.explainString(ExplainMode.fromString(m)))
+      .mkString("\n") + df.queryExecution.logical.toString
+
+  test("keys are kept per session: another session of the JVM cannot name them") {
+    val key = randomHex()
+    val other = spark.newSession()
+    spark.conf.set("spark.dsha.secret.mine", key)
+    val mine = spark.sql("SELECT dsha_keyed('conf:spark.dsha.secret.mine', id) FROM range(5)").head().getString(0)
+    assert(mine == spark.sql(s"SELECT dsha_keyed('$key', id) FROM range(5)").head().getString(0))
+    assert(spark.conf.getOption("spark.dsha.secret.mine").isEmpty)
+    val theirs =
+      intercept[Exception](other.sql("SELECT dsha_keyed('conf:spark.dsha.secret.mine', id) FROM range(5)").collect())
+    assert(theirs.getMessage.contains("which is not set in this session"), theirs.getMessage)
+    // The name a literal gets, read from the victim's plan, is no key in another session either.
+    val literal = spark.sql(s"SELECT dsha_keyed('$key', id) FROM range(5)")
+    val name = "conf:spark\\.dsha\\.secret\\.literal\\.[0-9a-f]+".r.findFirstIn(explained(literal)).get
+    assert(spark.sql(s"SELECT dsha_keyed('$name', id) FROM range(5)").head().getString(0) == mine)
+    val stolen = intercept[Exception](other.sql(s"SELECT dsha_keyed('$name', id) FROM range(5)").collect())
+    assert(stolen.getMessage.contains("not set in this session") && !holdsKey(stolen.getMessage, key))
+    // The same key given in the other session works there: one digest for one key.
+    other.conf.set("spark.dsha.secret.mine", key)
+    assert(other.sql("SELECT dsha_keyed('conf:spark.dsha.secret.mine', id) FROM range(5)").head().getString(0) == mine)
+  }
+
+  test("SET spark.dsha.secret.NAME = 'KEY': the key kept with or without quotes, nothing set, nothing echoed") {
+    val key = randomHex()
+    val expected = spark.sql(s"SELECT dsha_keyed('$key', id) FROM range(5)").head().getString(0)
+    for ((statement, n) <- Seq(s"= '$key'", "= \"" + key + "\"", s"=$key", s" = '  $key '").zipWithIndex) {
+      val name = s"spark.dsha.secret.set$n"
+      val result = spark.sql(s"SET $name $statement").collect()
+      assert(result.map(r => (r.getString(0), r.getString(1))).toSeq == Seq(name -> "*********(redacted)"))
+      assert(spark.conf.getOption(name).isEmpty && !holdsKey(spark.sql("SET").collect().mkString, key))
+      assert(spark.sql(s"SELECT dsha_keyed('conf:$name', id) FROM range(5)").head().getString(0) == expected)
+    }
+    val bad = intercept[Exception](spark.sql("SET spark.dsha.secret.bad = 'not a key at all!'")).getMessage
+    assert(bad.contains("neither hex nor base64") && !bad.contains("not a key at all"), bad)
+  }
+
+  test("key literals in CTEs and subqueries are replaced; keys as expressions are refused, in no plan or error") {
+    val key = randomHex()
+    val expected = spark.sql(s"SELECT dsha_keyed('$key', id) FROM range(5)").head().getString(0)
+    val queries = Seq(
+      s"WITH c AS (SELECT dsha_keyed('$key', id) AS d FROM range(5)) SELECT d FROM c",
+      s"WITH c AS (SELECT * FROM range(5)), e AS (SELECT dsha_keyed(X'$key', id) AS d FROM c) SELECT * FROM e",
+      s"SELECT (SELECT dsha_keyed('$key', id) FROM range(5)) AS d",
+      s"SELECT d FROM (SELECT dsha_keyed('$key', id) AS d FROM range(5)) WHERE d IS NOT NULL",
+      s"SELECT d FROM (SELECT dsha_keyed('$key', id) AS d FROM range(5)) " +
+        s"WHERE EXISTS (SELECT dsha_keyed('$key', id) FROM range(2))"
+    )
+    queries.foreach { q =>
+      val df = spark.sql(q)
+      assert(!holdsKey(explained(df), key), explained(df))
+      assert(df.head().getString(0) == expected, q)
+    }
+    val half = key.length / 2
+    val expressions = Seq(
+      s"unhex('$key')",
+      s"concat('${key.take(half)}', '${key.drop(half)}')",
+      s"lower('${key.toUpperCase}')",
+      s"CAST('$key' AS BINARY)",
+      s"CAST(unhex('$key') AS BINARY)"
+    )
+    for (
+      e <- expressions;
+      q <- Seq(
+        s"SELECT dsha_keyed($e, id) FROM range(5)",
+        s"WITH c AS (SELECT dsha_keyed($e, id) AS d FROM range(5)) SELECT * FROM c"
+      )
+    ) {
+      val parsed = spark.sessionState.sqlParser.parsePlan(q).toString
+      assert(!holdsKey(parsed, key), parsed)
+      val error = intercept[Exception](spark.sql(q).collect()).getMessage
+      assert(error.contains("must be a constant written as a literal") && error.contains("key="), error)
+      assert(!holdsKey(error, key), error)
+    }
+  }
+
   test("bad keys are errors that name the function and the setting, never the key") {
     val secretText = "00112233445566778899aabbccddeeff0011"
     def error(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage

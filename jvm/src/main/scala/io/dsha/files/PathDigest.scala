@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.StructType
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
 import io.dsha.algorithm.{Algorithm, DshaV1}
-import io.dsha.functions.state_of
+import io.dsha.functions.state_in
 import io.dsha.shims.SparkShims
 import io.dsha.types.CanonicalSchema
 
@@ -108,7 +108,7 @@ object PathDigest {
       if (toRead.isEmpty) Nil
       else if (reused.isEmpty && !writes) {
         // Nothing to reuse or to remember: one global aggregate (dsha's fastest path), attributed to no file.
-        val whole = DigestState.parse(df.agg(state_of(algorithm, F.col("*"))).head().getAs[Array[Byte]](0))
+        val whole = DigestState.parse(df.agg(state_in(spark, algorithm, Seq(F.col("*")))).head().getAs[Array[Byte]](0))
         Seq(("", null, whole.state))
       } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.size, algorithm)
     val reusedEntries = reused.map { case (rel, _) => byPath(rel) }
@@ -161,12 +161,12 @@ object PathDigest {
       }
     val columns = df.columns.toSeq.map(c => F.col("`" + c.replace("`", "``") + "`"))
     if (files.size == 1 && !readAll) {
-      val state = DigestState.parse(df.agg(state_of(algorithm, columns: _*)).head().getAs[Array[Byte]](0)).state
+      val state = DigestState.parse(df.agg(state_in(spark, algorithm, columns)).head().getAs[Array[Byte]](0)).state
       return files.map { case (rel, st) => (rel, st, state) }
     }
     val fileColumn = "__dsha_input_file"
     val states = df.withColumn(fileColumn, F.input_file_name()).groupBy(F.col(fileColumn))
-      .agg(state_of(algorithm, columns: _*)).collect()
+      .agg(state_in(spark, algorithm, columns)).collect()
       .map(r => new Path(new java.net.URI(r.getString(0))) -> DigestState.parse(r.getAs[Array[Byte]](1)).state)
     val byRelative = states.map { case (p, s) => FileListing.relative(base, p).getOrElse(p.toString) -> s }.toMap
     files.map { case (rel, st) => (rel, st, byRelative.getOrElse(rel, zero)) }

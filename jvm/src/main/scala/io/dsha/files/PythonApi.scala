@@ -27,7 +27,15 @@ object PythonApi {
       algorithm: String,
       key: String
   ): DshaWriter.Result =
-    DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options), Written.byId(algorithm, key))
+    DshaWriter.write(
+      df,
+      path,
+      format,
+      mode,
+      toSeq(partitionBy),
+      toMap(options),
+      Written.byId(df.sparkSession, algorithm, key)
+    )
 
   /** `schemaJson`: a StructType as JSON (`StructType.json`), or null to read the files' own schema. */
   def fingerprintPath(
@@ -65,7 +73,7 @@ object PythonApi {
       Option(statePath),
       updateManifest,
       useCache,
-      Written.byId(algorithm, key)
+      Written.byId(spark, algorithm, key)
     )
   }
 

@@ -1,5 +1,7 @@
 package io.dsha.files
 
+import org.apache.spark.sql.SparkSession
+
 import io.dsha.algorithm.{Algorithm, DshaSecureV1, DshaV1, KeyedAlgorithm}
 import io.dsha.registration.KeyArgument
 
@@ -10,12 +12,12 @@ import io.dsha.registration.KeyArgument
  */
 object Written {
 
-  def byId(id: String, key: String): Algorithm = id match {
+  def byId(session: SparkSession, id: String, key: String): Algorithm = id match {
     case null | "" | "dsha-v1" => DshaV1
     case "dsha-secure-v1" => DshaSecureV1
     case keyed if KeyedAlgorithm.unkeyed.exists(_.id == keyed) =>
       if (key == null) throw new IllegalArgumentException(s"dsha: the keyed digest $keyed needs a key")
-      KeyedAlgorithm.byId(keyed, "the algorithm").withKey(KeyArgument.fromText("the key", key))
+      KeyedAlgorithm.byId(keyed, "the algorithm").withKey(KeyArgument.fromText(session, "the key", key))
     case other => Algorithm.byId(other)
   }
 }

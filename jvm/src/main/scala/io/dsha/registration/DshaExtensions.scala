@@ -15,6 +15,6 @@ class DshaExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectResolutionRule(_ => StarInFilter)
     extensions.injectResolutionRule(_ => ArgumentNamesAsInInput)
     extensions.injectColumnar(HashRowBytes.columnarRule)
-    extensions.injectParser((_, parser) => KeyLiterals.parser(parser))
+    extensions.injectParser((session, parser) => KeyLiterals.parser(session, parser))
   }
 }
