@@ -255,3 +255,108 @@ def test_csv_quoting_spark_reads_its_own_way_is_refused(spark, tmp_path, line):
     assert spark_rows >= 2
     with pytest.raises(dsha.arrow.UnsupportedTypeError, match=r"CSV file .*odd\.csv.*--engine spark"):
         dsha.arrow.fingerprint(str(f))
+
+
+# JSON Lines with what tends to go wrong between engines: integers at the ends of bigint and beyond (decimal, then
+# double), floats, ints mixed with floats, NaN/Infinity, booleans, nulls, an all-null field, strings that look like
+# dates, timestamps and numbers, nested objects with their fields in other orders, arrays of mixed kinds (read as
+# text), empty objects and arrays, missing fields, an empty string in a number field, Unicode and escapes, CRLF and
+# blank lines, and a second file with other fields.
+_JSON_FILES = {
+    "a.json": (
+        '{"id":1,"n":9223372036854775807,"big":18446744073709551616,"huge":1' + "0" * 40 + ',"f":1.5,"mix":1,'
+        '"b":true,"nul":null,"day":"2024-01-31","ts":"2024-01-31T10:00:00Z","num":"12.50","s":{"y":1,"x":"a"},'
+        '"arr":[1,"a",true,null,{"q":[1,2]},[3]],"eo":{},"ea":[],"u":"\\u00e9\\ud83d\\ude00 \\"q\\" \\\\ \\/ \\t名",'
+        '"k":{"z":{"b":2,"a":1}}}\r\n'
+        '{"k":{"z":{"a":3}},"id":2,"n":-9223372036854775808,"big":-99999999999999999999,"huge":1e400,"f":-0.0,'
+        '"mix":2.25,"b":false,"nul":null,"day":"31/01/2024","s":{"x":"b","w":[]},"arr":[2],"eo":{},"ea":[[]],'
+        '"u":"","text":{"\\u001F":"\\uD83D\\uDE00","n":[1,-2,true,null]}}\n'
+        '\n'
+        '{"id":3,"f":NaN,"mix":-7,"ts":"1999-12-31 23:59:59","arr":[],"nan":Infinity,"text":"plain","n":""}\n'
+        '   \n'
+        '{"id":4,"f":-Infinity,"nan":-Infinity,"text":[1,{"a":"é"}],"s":null,"k":{"z":{}}}\n'
+    ).encode("utf-8"),
+    "b.json": (
+        '{"id":5,"only_b":"x","s":{"v":1.5e300},"mix":12345678901234567890}\n'
+        '{}\n'
+        '{"id":6,"only_b":null,"big":1,"f":1,"text":false}\n'
+    ).encode("utf-8"),
+}
+
+
+def _spark_json(spark, path):
+    from dsha.core.paths import reader_options
+    return spark.read.options(**reader_options("json", path)).json(path)
+
+
+def test_json_is_read_as_spark_reads_it_by_both_engines(spark, tmp_path):
+    """Issue 34, case 2: one JSON directory, one digest: the Arrow engine infers Spark's schema (it used Arrow's own
+    inference: dates as timestamps, big integers refused, mixed kinds an error) and reads each value as Spark does."""
+    from dsha.arrow._json import infer_schema, simple_string
+
+    d = tmp_path / "json"
+    d.mkdir()
+    for name, data in _JSON_FILES.items():
+        (d / name).write_bytes(data)
+    df = _spark_json(spark, str(d))
+    files = [str(d / n) for n in sorted(_JSON_FILES)]
+    assert simple_string(infer_schema(files)) == df.schema.simpleString()
+    assert df.count() == 7 and "_corrupt_record" not in df.columns
+    types = dict(df.dtypes)
+    assert (types["n"], types["big"], types["huge"], types["mix"], types["day"], types["ts"], types["nul"]) == (
+        "bigint", "decimal(20,0)", "double", "double", "string", "string", "string")
+    assert types["arr"] == "array<string>" and types["text"] == "string" and "eo" not in types
+    assert dsha.arrow.fingerprint(str(d)).digest == _spark_digest(df)
+    for cols in (["text", "arr"], ["s", "k"], ["n", "id"]):
+        assert dsha.arrow.fingerprint(str(d), columns=cols).digest == _spark_digest(df.select(*cols)), cols
+    assert dsha.arrow.fingerprint(str(d / "b.json")).digest == _spark_digest(_spark_json(spark, str(d / "b.json")))
+
+
+# Values Spark 3.5 and 4 read differently (3.5 re-writes a value read as a string with Jackson; 4 keeps its text as
+# written), or that Spark reads as no Arrow reading can: the Arrow engine refuses them, naming the file and field.
+# (line, field, what the refusal says, Spark 3.5's string, Spark 4's string)
+_JSON_REFUSED = [
+    ('{"v":{"a": 1}}', "v", "not written as Spark 3.5", '{"a":1}', '{"a": 1}'),
+    ('{"v":[1,-0]}', "v", "not written as Spark 3.5", '[1,0]', '[1,-0]'),
+    ('{"v":{"a":"\\u001f"}}', "v", "not written as Spark 3.5", '{"a":"\\u001F"}', '{"a":"\\u001f"}'),
+    ('{"v":{"a":"😀"}}', "v", "not written as Spark 3.5", '{"a":"\\uD83D\\uDE00"}', '{"a":"😀"}'),
+    ('{"v":1E10}', "v", "floating-point number", "1.0E10", "1E10"),
+    ('{"v":[1.5]}', "v", "floating-point number", "[1.5]", "[1.5]"),
+]
+
+
+@pytest.mark.parametrize("line,field,reason,v35,v4", _JSON_REFUSED)
+def test_json_values_spark_versions_read_apart_are_refused(spark, tmp_path, line, field, reason, v35, v4):
+    f = tmp_path / "odd.json"
+    f.write_text('{"v":"text"}\n' + line + "\n", encoding="utf-8")
+    got = [r["v"] for r in _spark_json(spark, str(f)).collect()]
+    assert got == ["text", v35 if spark.version.startswith("3.") else v4]
+    with pytest.raises(dsha.arrow.UnsupportedTypeError, match=rf"JSON file .*odd\.json, line 2: .*{reason}.*"
+                                                              rf"--engine spark"):
+        dsha.arrow.fingerprint(str(f))
+
+
+@pytest.mark.parametrize("lines,reason", [
+    (['{"a":1}', '{"a":2,"A":3}'], "differ only by case"),
+    (['{"s":{"x":1}}', '{"s":{"x":""}}'], "empty string in the field s.x"),
+    (['{"s":[1]}', '{"s":[1,""]}'], r"empty string in the field s\[\]"),
+    (['{"a":1}', '{"a":2,"a":3}'], "twice in one object"),
+    (['{"a":1}', "{'a':2}"], "not a JSON document"),
+    (['{"a":1}', '[{"a":2}]'], "not a JSON object"),
+    (['{"a":1,"_corrupt_record":"x"}'], "_corrupt_record"),
+    (['{"a":"\\ud800"}'], "lone UTF-16 surrogate"),
+    (['{"a":1' + "0" * 1000 + '}'], "a number of 1001 characters"),
+])
+def test_json_lines_spark_reads_its_own_way_are_refused(spark, tmp_path, lines, reason):
+    """Lines Spark reads as malformed, with partial nulls, by case-insensitive names, or into its corrupt-record
+    column: refused (a naive reading would hash other values than Spark's)."""
+    f = tmp_path / "odd.json"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        df = _spark_json(spark, str(f))
+        spark_view = (df.columns, df.count())
+    except Exception as e:  # names that differ only by case: Spark refuses too
+        spark_view = str(e)
+    assert spark_view and (isinstance(spark_view, str) or spark_view[1] >= 1)
+    with pytest.raises(dsha.arrow.UnsupportedTypeError, match=rf"JSON .*odd\.json.*{reason}.*--engine spark"):
+        dsha.arrow.fingerprint(str(f))

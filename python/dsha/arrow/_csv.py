@@ -9,7 +9,6 @@ holds a backslash or a line break — and refuses the file otherwise, naming it 
 from __future__ import annotations
 
 import csv
-import os
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -135,13 +134,4 @@ def csv_batches(files: Sequence[str], columns: Optional[Sequence[str]], batch_si
     return selected, gen()
 
 
-def csv_files(path: str, skipped: Sequence[str]) -> List[str]:
-    from dsha.core.paths import data_files
-
-    if not os.path.isdir(path):
-        return [path]
-    left_out = set(skipped)
-    return [os.path.join(path, f) for f in data_files(path) if f not in left_out]
-
-
-__all__ = ["check_plain_quoting", "csv_batches", "csv_files", "spark_names"]
+__all__ = ["check_plain_quoting", "csv_batches", "spark_names"]

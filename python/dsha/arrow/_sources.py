@@ -6,8 +6,9 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tupl
 
 import pyarrow as pa
 
-from dsha.arrow._csv import csv_batches, csv_files
+from dsha.arrow._csv import csv_batches
 from dsha.arrow._int96 import as_instants, check_days, check_exact, checked, dataset_leaves
+from dsha.arrow._json import json_batches
 from dsha.core.paths import data_files, detect
 from dsha.errors import UsageError, warn
 
@@ -90,16 +91,28 @@ def _path_format(p: str, format: Optional[str]) -> Any:
     return format
 
 
-def _csv_source(path: Any, format: Optional[str], partitioning: Optional[str]) -> Optional[List[str]]:
-    """The files of a CSV path (read by :mod:`dsha.arrow._csv`, as Spark reads them), or None for other formats."""
+def _text_source(path: Any, format: Optional[str], partitioning: Optional[str]
+                 ) -> Optional[Tuple[str, List[str]]]:
+    """("csv" or "json", the files) of a CSV or JSON path (read by :mod:`dsha.arrow._csv` and
+    :mod:`dsha.arrow._json`, as Spark reads them), or None for other formats."""
     p = os.fspath(path)
     fmt = _path_format(p, format)
-    if not isinstance(fmt, str) or _FORMATS.get(fmt.lower(), fmt.lower()) != "csv":
+    kind = _FORMATS.get(fmt.lower(), fmt.lower()) if isinstance(fmt, str) else None
+    if kind not in ("csv", "json"):
         return None
     if partitioning is not None:
-        raise ValueError("the Arrow engine reads CSV without partitioning= (Spark would infer the partition "
-                         "columns' types); hash a partitioned CSV table with Spark")
-    return csv_files(p, _sidecars(p, fmt) if os.path.isdir(p) else [])
+        raise ValueError(f"the Arrow engine reads {kind.upper()} without partitioning= (Spark would infer the "
+                         f"partition columns' types); hash a partitioned {kind.upper()} table with Spark")
+    if not os.path.isdir(p):
+        return kind, [p]
+    left_out = set(_sidecars(p, fmt))
+    return kind, [os.path.join(p, f) for f in data_files(p) if f not in left_out]
+
+
+def _text_batches(source: Tuple[str, List[str]], columns: Optional[Sequence[str]], batch_size: int
+                  ) -> Tuple[pa.Schema, Iterator[pa.RecordBatch]]:
+    kind, files = source
+    return (csv_batches if kind == "csv" else json_batches)(files, columns, batch_size, _select)
 
 
 def open_dataset(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> Any:
@@ -155,10 +168,11 @@ def _parquet_batches(dataset: Any, columns: Optional[Sequence[str]], batch_size:
 
 
 def column_names(path: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> List[str]:
-    """The top-level column names of the files at ``path``, read from their metadata (no rows are read)."""
-    files = _csv_source(path, format, partitioning)
-    if files is not None:
-        return list(csv_batches(files, None, DEFAULT_BATCH_SIZE, _select)[0].names)
+    """The top-level column names of the files at ``path``: from their metadata, a CSV file's header, or for JSON
+    Spark's inference over every line."""
+    source = _text_source(path, format, partitioning)
+    if source is not None:
+        return list(_text_batches(source, None, DEFAULT_BATCH_SIZE)[0].names)
     return list(open_dataset(path, format=format, partitioning=partitioning).schema.names)
 
 
@@ -225,9 +239,9 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
     if bs <= 0:
         raise ValueError("batch_size must be positive")
     if isinstance(obj, (str, os.PathLike)):
-        files = _csv_source(obj, format, partitioning)
-        if files is not None:
-            return csv_batches(files, columns, bs, _select)
+        source = _text_source(obj, format, partitioning)
+        if source is not None:
+            return _text_batches(source, columns, bs)
         obj = open_dataset(obj, format=format, partitioning=partitioning)
         if isinstance(obj.format, _parquet_format()) and partitioning is None:
             return _parquet_batches(obj, columns, bs)
