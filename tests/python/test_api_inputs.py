@@ -1,6 +1,8 @@
 """The Python API given what users hand it: a pandas, pyarrow or polars frame or a path is a TypeError naming the
 call that takes it (not an AttributeError about ``sparkSession``), and the call it names gives Spark's digest of
 the same rows; reprs of results are a few readable lines."""
+import os
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -50,8 +52,11 @@ def test_a_path_names_the_calls_that_read_it(spark, table):
         message = str(e.value)
         assert f"not a path ({path!r})" in message
         assert f"dsha.fingerprint_path(spark, {path!r}" in message and f"dsha.arrow.fingerprint({path!r})" in message
-    assert dsha.fingerprint_path(spark, path).digest == dsha.arrow.fingerprint(path).digest == \
-        dsha.fingerprint(spark.read.parquet(path)).digest
+    # the calls it names give Spark's digest of the file (fingerprint_path: classic sessions)
+    expected = dsha.fingerprint(spark.read.parquet(path)).digest
+    assert dsha.arrow.fingerprint(path).digest == expected
+    if os.environ.get("DSHA_SPARK_MODE") != "connect":
+        assert dsha.fingerprint_path(spark, path).digest == expected
 
 
 def test_equal_and_diff_name_their_right_calls(spark, table):
@@ -92,3 +97,43 @@ def test_comparison_repr_shows_the_schema_once_when_shared(spark):
     text = repr(other)
     assert f"left_schema={other.left.schema!r}" in text and f"right_schema={other.right.schema!r}" in text
     assert "reason='schema'" in text
+
+
+def _multiset(df):
+    return __import__("collections").Counter(tuple(r) for r in df.collect())
+
+
+def test_diff_over_different_schemas_names_the_common_columns(spark):
+    left = spark.createDataFrame([(i, f"n{i}", i * 1.0) for i in range(6)], "id INT, name STRING, x DOUBLE")
+    right = spark.createDataFrame([(i, f"n{i}", i) for i in range(1, 7)], "id INT, name STRING, x BIGINT") \
+        .withColumn("extra", __import__("pyspark.sql.functions", fromlist=["lit"]).lit(1))
+    with dsha.diff(left, right) as d:
+        assert d.schema_difference and not d
+        for side in ("only_left", "only_right"):
+            with pytest.raises(dsha.DiffError) as e:
+                getattr(d, side)
+            message = str(e.value)
+            assert message.startswith(f"Diff.{side}: the schemas differ (")
+            assert "extra" in message and "x" in message
+            assert message.endswith("dsha.diff(left, right, columns=['id', 'name'])"), message
+        text = repr(d)
+        assert text.startswith("Diff(equal=False, method='schema',") and "extra" in text and text.endswith(")")
+    # the call it names works, and finds what exceptAll finds on those columns
+    with dsha.diff(left, right, columns=["id", "name"]) as d:
+        assert _multiset(d.only_left) == _multiset(left.select("id", "name").exceptAll(right.select("id", "name")))
+        assert _multiset(d.only_right) == _multiset(right.select("id", "name").exceptAll(left.select("id", "name")))
+        assert d.only_left_count == 1 and d.only_right_count == 1
+        lines = repr(d).splitlines()
+        assert lines[0] == f"Diff(equal=False, method={d.method!r},"
+        assert f"    left=(digest={d.left_digest!r}, rows=6)," in lines
+        assert "    only_left=1, only_right=1, changed=0," in lines and lines[-1] == ")"
+
+
+def test_cli_diff_over_different_schemas_still_reports_them(spark, tmp_path):
+    from cli_runner import run_cli
+
+    spark.createDataFrame([(1, "a")], "id INT, name STRING").write.parquet(str(tmp_path / "l"))
+    spark.createDataFrame([(1, 2)], "id INT, x INT").write.parquet(str(tmp_path / "r"))
+    out = run_cli("diff", tmp_path / "l", tmp_path / "r")
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.splitlines()[0] == "schemas differ:" and "added:   x" in out.stdout, out.stdout

@@ -82,8 +82,10 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
         options["max_cells"] = args.max_cells
     with diff(left, right, key=_names(args.key), columns=_names(args.columns), **options) as d:
         seconds = time.time() - started
-        frames = {"only_left": d.only_left, "only_right": d.only_right, "changed": d.changed}
-        shown = {} if d.schema_difference or not args.limit else {
+        # schemas that differ: no rows were compared (Diff.only_left/only_right say so)
+        frames = {} if d.schema_difference else {"only_left": d.only_left, "only_right": d.only_right,
+                                                 "changed": d.changed}
+        shown = {} if not args.limit else {
             name: [_jsonable(r.asDict(recursive=True)) for r in df.limit(args.limit).collect()]
             for name, df in frames.items() if df is not None}
         if args.output and not d.schema_difference:
