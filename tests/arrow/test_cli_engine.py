@@ -77,3 +77,17 @@ def test_auto_uses_arrow_without_pyspark_and_says_what_needs_spark(files):
         assert err.returncode == 2, (args, err.stderr)
         lines = err.stderr.strip().splitlines()
         assert len(lines) == 1 and needed in lines[0], (args, err.stderr)
+
+
+@NO_SPARK
+def test_version_names_the_arrow_engine_and_what_to_install_for_spark():
+    import numpy
+
+    out = run_cli("--version")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("dsha ") and lines[1].startswith("algorithm: ")
+    assert 'spark: not installed (pip install "dsha[spark]")' in lines
+    assert f"arrow: pyarrow {pa.__version__}, numpy {numpy.__version__}" in lines
+    assert lines[-1] == "engines: arrow"
+    assert "No module named" not in out.stdout + out.stderr and not any(line.startswith("jar:") for line in lines)

@@ -8,9 +8,13 @@
     --engine arrow: dsha.arrow, no Spark and no JVM (local Parquet, ORC, Arrow IPC, CSV, JSON files)
     dsha check|record NAME INPUT... --store S
 
+Errors are one ``dsha: error:`` line on stderr (exit 2), checked before Spark starts where they can be; Ctrl-C is one
+``dsha: interrupted`` line (exit 130), with the Spark the command started ended (``processes``).
+
 One module per command (``hash``, ``compare``, ``diff``, ``store``: check and record), the parser (``parser``),
-the engine choice (``engine``), the session, owned or borrowed (``session``), what is printed (``output``) and the
-exit codes (``exit_codes``). Nothing else in dsha imports this package.
+the engine choice (``engine``), the session, owned or borrowed (``session``), the processes an owned session
+started (``processes``), what is printed (``output``) and the exit codes (``exit_codes``). Nothing else in dsha
+imports this package.
 """
 from __future__ import annotations
 
