@@ -1,7 +1,7 @@
 """The Python package's layers (ARCHITECTURE.md, "Python"): every import between dsha's modules goes down the table
 below or stays in its layer, imports inside functions included, and there is no import circle. Pure Python (the
 source is parsed, nothing of dsha is imported), plus one check in a child process that ``import dsha`` loads neither
-pyspark, the command line nor the orchestrator integrations.
+pyspark, the command line, the orchestrator integrations nor the test helpers (``dsha.testing``).
 
     python -m pytest tests/layers
 """
@@ -29,9 +29,10 @@ LAYERS: List[Tuple[int, str, List[str]]] = [
     (5, "store and skip", ["dsha.store", "dsha.skip", "dsha.orchestrators"]),
     (6, "the package's names", ["dsha"]),
     (7, "cli", ["dsha.cli", "dsha.cli.*", "dsha.__main__"]),
-]
     (7, "airflow", ["dsha.airflow"]),
     (7, "dagster", ["dsha.dagster"]),
+    (7, "testing", ["dsha.testing", "dsha.testing.*"]),
+]
 
 
 def _modules() -> Dict[str, str]:
@@ -165,7 +166,8 @@ def test_import_dsha_loads_neither_pyspark_nor_the_command_line():
     out = subprocess.run([sys.executable, "-c", "import dsha, sys; print('pyspark' in sys.modules, "
                                                 "'dsha.cli' in sys.modules, "
                                                 "any(m in sys.modules for m in ('airflow', 'dagster', "
-                                                "'dsha.airflow', 'dsha.dagster', 'dsha.orchestrators')), "
+                                                "'dsha.airflow', 'dsha.dagster', 'dsha.orchestrators', "
+                                                "'dsha.testing', 'pytest')), "
                                                 "dsha.__file__)"],
                          capture_output=True, text=True, env=env, check=True).stdout.split()
     assert out[:3] == ["False", "False", "False"], out
