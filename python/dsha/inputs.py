@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
 from dsha.core.paths import check_local, format_of, has_glob_characters, is_glob, reader_options, spark_path
+from dsha.digests import fingerprint
 from dsha.errors import UsageError
-from dsha.spark.digests import fingerprint
 from dsha.spark.files import fingerprint_files
 from dsha.spark.keys import Key
 from dsha.spark.session import is_connect

@@ -25,6 +25,7 @@ LAYERS: List[Tuple[int, str, List[str]]] = [
     (2, "arrow", ["dsha.arrow", "dsha.arrow.*"]),
     (2, "spark", ["dsha.spark", "dsha.spark.*", "dsha.functions"]),
     (3, "tables", ["dsha.tables", "dsha.tables.*"]),
+    (3, "jar-free", ["dsha.jarfree", "dsha.jarfree.*", "dsha.digests"]),
     (4, "inputs", ["dsha.inputs"]),
     (5, "store and skip", ["dsha.store", "dsha.skip", "dsha.orchestrators"]),
     (6, "the package's names", ["dsha"]),

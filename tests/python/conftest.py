@@ -14,6 +14,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # tests/spark
 from spark_conf import CODEGEN_MODES, SESSION_DEFAULTS, codegen  # noqa: E402
 
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
+# Python workers (UDFs, mapInArrow: the jar-free path) run this interpreter, which has dsha and pyarrow, not the
+# first python3 on PATH.
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def pytest_configure(config):

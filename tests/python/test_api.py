@@ -145,8 +145,9 @@ def test_functions_need_columns():
 
 
 def test_clear_error_when_extension_is_missing():
-    """A session without the jar and extension (a fresh process, in this suite's mode): every entry point says what
-    to configure instead of failing with UNRESOLVED_ROUTINE."""
+    """A session without the jar and extension (a fresh process, in this suite's mode) that asks for the jar
+    (spark.dsha.engine=jvm; without it dsha takes the jar-free path: test_jarfree.py): every entry point says what to
+    configure instead of failing with UNRESOLVED_ROUTINE."""
     builder = 'SparkSession.builder.remote("local[1]")' if MODE == "connect" else \
         'SparkSession.builder.master("local[1]")'
     script = textwrap.dedent(f"""
@@ -154,7 +155,7 @@ def test_clear_error_when_extension_is_missing():
         import dsha
         from dsha.spark.session import translate_errors
         from dsha.functions import dsha as dsha_agg
-        spark = {builder}.config("spark.ui.enabled", "false").getOrCreate()
+        spark = {builder}.config("spark.ui.enabled", "false").config("spark.dsha.engine", "jvm").getOrCreate()
 
         def sql():
             with translate_errors():

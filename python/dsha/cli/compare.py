@@ -10,8 +10,8 @@ from dsha.cli import exit_codes
 from dsha.cli.engine import arrow_fingerprint
 from dsha.cli.output import dsha_warnings_printed, print_compare
 from dsha.core.fingerprint import Comparison
+from dsha.digests import equal
 from dsha.inputs import load
-from dsha.spark.digests import equal
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from dsha.spark.types import ColumnOrName, DataFrameLike, SparkSessionLike
 
-__all__ = ["Digests", "empty_state", "equal", "fingerprint", "state"]
+__all__ = ["Digests", "columns_of", "empty_state", "equal", "fingerprint", "state"]
 
 Columns = Union[str, Sequence["ColumnOrName"], None]
 
@@ -46,7 +46,7 @@ class Digests:
         return self._call("_state", cols)
 
 
-def _columns(cols: Tuple[ColumnOrName, ...], columns: Columns) -> List[ColumnOrName]:
+def columns_of(cols: Tuple[ColumnOrName, ...], columns: Columns) -> List[ColumnOrName]:
     """The columns given positionally or as ``columns=`` (a name or a list), not both."""
     if columns is None:
         return list(cols)
@@ -82,7 +82,7 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
     never in the query or a session setting (SPEC.md §16.2).
     """
     session_of(df, "dsha.fingerprint")  # not a Spark DataFrame: a TypeError naming the right call
-    chosen = _columns(cols, columns)
+    chosen = columns_of(cols, columns)
     if not exact:
         if algorithm is not None or key is not None:
             raise ValueError("exact=False (dsha-meta-v1) takes no algorithm or key")
@@ -119,7 +119,7 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
     """The digest state of ``df`` (all columns, or the given names/Columns), computed in one Spark job;
     ``algorithm``/``key`` as in :func:`dsha.fingerprint` (a keyed state merges and finalises without its key)."""
     ensure_loaded(df.sparkSession)
-    chosen = _columns((), columns)
+    chosen = columns_of((), columns)
     digests = Digests(df.sparkSession, algorithm, key)
     with translate_errors():
         row = _first(df.agg(digests.state(*(chosen or ["*"])).alias("s")))

@@ -1,0 +1,178 @@
+"""The jar-free path (dsha.jarfree, issue 31): on a session without dsha's functions, dsha.fingerprint / equal /
+state run as Python on the executors (mapInArrow + the Arrow engine) and give the jar's digests, byte for byte;
+what it cannot hash exactly is refused with the column's name. Checked here against the jar on the suite's session
+(engine="python" beside engine="jvm"), and in a fresh session that has no jar (auto: one warning, same digest)."""
+import random
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+pytest.importorskip("pyarrow")
+import dsha  # noqa: E402
+from conftest import MODE, child_env  # noqa: E402
+from dsha.errors import UnsupportedTypeError  # noqa: E402
+from test_arrow_agreement import _schema, _value  # noqa: E402  (the random nested tables of the Arrow engine's test)
+
+EVERY_TYPE = """
+SELECT id,
+       CAST(id AS BOOLEAN) AS b, CAST(id - 3 AS TINYINT) AS t, CAST(id * 800 AS SMALLINT) AS s, CAST(id AS INT) AS i,
+       CASE id WHEN 0 THEN CAST('NaN' AS FLOAT) WHEN 1 THEN CAST(-0.0 AS FLOAT) ELSE CAST(id / 7 AS FLOAT) END AS f,
+       CASE id WHEN 2 THEN CAST('-Infinity' AS DOUBLE) WHEN 3 THEN -0.0D ELSE id / 3 END AS d,
+       CAST(id * 1234567.891 AS DECIMAL(38, 10)) AS dec38, CAST(id / 4 AS DECIMAL(5, 2)) AS dec5,
+       IF(id % 4 = 0, NULL, concat('é名', CAST(id AS STRING), '\U0001F600')) AS str, CAST(CAST(id AS STRING) AS BINARY) AS bin,
+       date_add(DATE'1583-01-01', CAST(id * 9973 AS INT)) AS dt,
+       timestamp_micros(id * 86400000123 - 20000000000000000) AS ts,
+       CAST(timestamp_micros(id * 3600000001) AS TIMESTAMP_NTZ) AS ntz,
+       array(named_struct('x', id, 'y', IF(id % 3 = 0, NULL, 'y'))) AS arr,
+       map('k', array(CAST(id AS INT), NULL), 'z', array()) AS m,
+       named_struct('z', id, 'a', named_struct('b', CAST(id AS DOUBLE))) AS st,
+       NULL AS v
+FROM range(0, 40)
+"""
+
+
+def _both(df, **kwargs):
+    return (dsha.fingerprint(df, engine="jvm", **kwargs), dsha.fingerprint(df, engine="python", **kwargs))
+
+
+def test_every_exact_type_gives_the_jars_fingerprint_and_state(spark):
+    df = spark.sql(EVERY_TYPE).repartition(3)
+    jvm, python = _both(df)
+    assert python == jvm and python.rows == 40
+    assert dsha.state(df, engine="python") == dsha.state(df, engine="jvm")
+    halves = [dsha.state(df.where(f"id % 2 = {r}"), engine="python") for r in (0, 1)]
+    assert dsha.Fingerprint.from_state(dsha.merge(halves)) == jvm  # states merge with each other and the jar's
+
+
+def test_empty_tables_and_empty_partitions(spark):
+    df = spark.sql(EVERY_TYPE)
+    assert _both(df.limit(0))[1] == _both(df.limit(0))[0] and _both(df.limit(0))[1].rows == 0
+    sparse = df.where("id = 7").repartition(4)  # three partitions without rows
+    jvm, python = _both(sparse)
+    assert python == jvm and python.rows == 1
+
+
+def test_columns_by_name_as_the_jar_names_them(spark):
+    df = spark.sql(EVERY_TYPE)
+    for columns in (["ID", "str"], ["st.a"], "dec5", ["m", "arr", "i"]):
+        jvm, python = _both(df, columns=columns)
+        assert python == jvm, columns
+    assert dsha.fingerprint(df, "ID", engine="python") == dsha.fingerprint(df, "id", engine="jvm")
+    with pytest.raises(TypeError, match="alias an expression first"):
+        dsha.fingerprint(df, columns=[df["id"] + 1], engine="python")
+
+
+def test_equal_and_its_reason(spark):
+    df = spark.sql(EVERY_TYPE)
+    same = dsha.equal(df, df.orderBy("str").repartition(5), engine="python")
+    assert same and same.left == dsha.fingerprint(df, engine="jvm")
+    changed = dsha.equal(df, df.where("id <> 5"), engine="python")
+    assert not changed and changed.reason == dsha.equal(df, df.where("id <> 5"), engine="jvm").reason
+
+
+@pytest.mark.parametrize("schema_seed", range(10))
+def test_random_nested_tables_equal_the_jar(spark, schema_seed):
+    """The Arrow engine's random nested schemas (test_arrow_agreement.py), 4 seeds each: 40 tables per line."""
+    for i in range(schema_seed * 4, schema_seed * 4 + 4):
+        rnd = random.Random(1000 + i)
+        schema = _schema(rnd)
+        rows = [tuple(_value(rnd, f.dataType) for f in schema.fields) for _ in range(rnd.randint(0, 60))]
+        df = spark.createDataFrame(rows, schema).repartition(2)
+        jvm, python = _both(df)
+        assert python == jvm, (i, schema.simpleString())
+
+
+def test_what_the_transfer_cannot_carry_is_refused_with_the_column(spark):
+    df = spark.sql("SELECT 1 AS id, INTERVAL '3' DAY AS wait, named_struct('i', INTERVAL '1' YEAR) AS nested")
+    with pytest.raises(UnsupportedTypeError, match=r"column wait: interval day .*jar-free path cannot hash it"):
+        dsha.fingerprint(df, engine="python")
+    with pytest.raises(UnsupportedTypeError, match=r"column nested\.i: interval year"):
+        dsha.fingerprint(df, columns=["nested"], engine="python")
+    assert dsha.fingerprint(df, columns=["id"], engine="python") == dsha.fingerprint(df, columns=["id"], engine="jvm")
+    if not spark.version.startswith("3."):
+        collated = spark.sql("SELECT 'a' COLLATE UTF8_LCASE AS name")
+        with pytest.raises(UnsupportedTypeError, match="column name: .*collation UTF8_LCASE"):
+            dsha.fingerprint(collated, engine="python")
+        with pytest.raises(UnsupportedTypeError, match="column v: variant"):
+            dsha.fingerprint(spark.sql("SELECT parse_json('1') AS v"), engine="python")
+
+
+def test_only_dsha_v1_without_the_jar(spark):
+    df = spark.range(3)
+    with pytest.raises(ValueError, match="dsha-secure-v1 needs the dsha jar"):
+        dsha.fingerprint(df, algorithm="secure", engine="python")
+    with pytest.raises(ValueError, match="dsha-keyed-v1 needs the dsha jar"):
+        dsha.fingerprint(df, key=bytes(range(16)), engine="python")
+    with pytest.raises(ValueError, match="exact=False.*needs the dsha jar"):
+        dsha.fingerprint(df, exact=False, engine="python")
+    spark.conf.set("spark.dsha.engine", "gpu")
+    try:
+        with pytest.raises(ValueError, match="the session setting spark.dsha.engine is 'gpu'"):
+            dsha.fingerprint(df)
+    finally:
+        spark.conf.unset("spark.dsha.engine")
+
+
+def test_a_session_without_the_jar_takes_the_python_path_by_itself(spark):
+    """A fresh session with no dsha jar (classic, or a local Spark Connect server started without it): auto takes the
+    jar-free path with one DshaWarning, the same digests as the jar; engine="jvm" says the jar is missing."""
+    expected = dsha.fingerprint(spark.sql(EVERY_TYPE))
+    expected_columns = dsha.fingerprint(spark.sql(EVERY_TYPE), columns=["str", "m"])
+    builder = 'SparkSession.builder.remote("local[2]")' if MODE == "connect" else \
+        'SparkSession.builder.master("local[2]")'
+    script = textwrap.dedent(f"""
+        import warnings
+        from pyspark.sql import SparkSession
+        import dsha
+        spark = {builder}.config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC").getOrCreate()
+        df = spark.sql({EVERY_TYPE!r})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            print("digest", dsha.fingerprint(df).digest)
+            print("columns", dsha.fingerprint(df, columns=["str", "m"]).digest)
+            print("equal", bool(dsha.equal(df, df.repartition(3))))
+        print("warnings", len([w for w in caught if issubclass(w.category, dsha.DshaWarning)]))
+        print("warning", [str(w.message) for w in caught if issubclass(w.category, dsha.DshaWarning)][0])
+        try:
+            dsha.fingerprint(df, engine="jvm")
+            print("jvm NO ERROR")
+        except dsha.DshaNotLoadedError as e:
+            print("jvm NOT LOADED")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=child_env(PYSPARK_SUBMIT_ARGS="pyspark-shell"))
+    lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
+    assert lines.get("digest") == expected.digest, out.stdout + out.stderr[-3000:]
+    assert lines["columns"] == expected_columns.digest
+    assert lines["equal"] == "True" and lines["warnings"] == "1", out.stdout
+    assert "has no dsha functions" in lines["warning"] and "spark.dsha.engine=jvm" in lines["warning"]
+    assert lines["jvm"] == "NOT LOADED"
+
+
+def test_executors_without_dsha_are_named_as_such():
+    """Executors whose Python lacks dsha (PYSPARK_PYTHON pointing elsewhere): one error that says so, not a task's
+    traceback."""
+    bare = shutil.which("python3")
+    if bare is None or subprocess.run([bare, "-c", "import dsha"], capture_output=True).returncode == 0:
+        pytest.skip("needs a python3 on PATH without dsha")
+    builder = 'SparkSession.builder.remote("local[1]")' if MODE == "connect" else \
+        'SparkSession.builder.master("local[1]")'
+    script = textwrap.dedent(f"""
+        import warnings
+        from pyspark.sql import SparkSession
+        import dsha
+        warnings.simplefilter("ignore")
+        spark = {builder}.config("spark.ui.enabled", "false").getOrCreate()
+        try:
+            dsha.fingerprint(spark.range(3))
+            print("NO ERROR")
+        except ModuleNotFoundError as e:
+            print(type(e).__name__, str(e))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env=child_env(PYSPARK_SUBMIT_ARGS="pyspark-shell", PYSPARK_PYTHON=bare))
+    assert out.stdout.startswith("MissingDependencyError the executors' Python has no dsha"), \
+        out.stdout + out.stderr[-3000:]
