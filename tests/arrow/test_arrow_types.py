@@ -1,5 +1,6 @@
 """Each Arrow type of SPEC.md Appendix A: its canonical type, and a value hashed as the reference hashes that canonical value."""
 import decimal
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -8,6 +9,7 @@ import pytest
 import dsha.arrow as da
 import dsha_reference as ref
 from dsha.arrow import UnsupportedTypeError
+from dsha.arrow._types import struct_type
 
 
 def _check(arr: pa.Array, canonical: str, json_values, name="c"):
@@ -222,3 +224,28 @@ def test_sliced_nested_arrays():
     s = pa.array([{"l": [1], "m": [("k", "v")]}, None, {"l": None, "m": []}],
                  pa.struct([("l", pa.large_list(pa.int8())), ("m", pa.map_(pa.string(), pa.string()))]))
     _check(s.slice(1), 'struct<"l":array<tinyint>,"m":map<string,string>>', [None, {"l": None, "m": []}])
+
+
+# Lone surrogates (Spark's JSON reader makes them from "\ud800") and how errors write them (SPEC.md §2.1).
+LONE = [("a\ud800", r"a\uD800"), ("a\udbff", r"a\uDBFF"), ("\udfff", r"\uDFFF"), ("x\ud83dy", r"x\uD83Dy")]
+
+
+@pytest.mark.parametrize("name,escaped", LONE)
+def test_names_with_a_lone_surrogate_are_refused_as_the_reference_refuses_them(name, escaped):
+    pd = pytest.importorskip("pandas")
+    shown = re.escape(escaped)
+    # Arrow itself cannot hold such a name (its error names no column): dsha refuses it first, naming it.
+    with pytest.raises(UnsupportedTypeError, match=rf"column {shown}: the name {shown} is not valid Unicode"):
+        da.fingerprint(pd.DataFrame({name: [1], "b": [2]}))
+    # The schema rule at any depth, as the reference implementation states it.
+    with pytest.raises(UnsupportedTypeError, match=rf"column s\.{shown}: the name {shown} is not valid Unicode"):
+        struct_type([name, "y"], [pa.int64(), pa.int64()], "s")
+    with pytest.raises(ref.SchemaError, match=rf"column s\.{shown}: the name {shown} is not valid Unicode"):
+        ref.parse_schema(f'struct<"s":struct<{ref.quote_name(name)}:bigint,"y":bigint>>')
+
+
+def test_valid_names_next_to_the_refused_ones_hash_as_the_reference_hashes_them():
+    # '?' (what Java's encoder made of every lone surrogate) and a surrogate pair's code point are ordinary names.
+    for name in ["a?", "a\U0001F600", "\U0010FFFF"]:
+        _check(pa.array([1, None], pa.int64()), "bigint", [1, None], name=name)
+    assert da.fingerprint(pa.table({"a?": [1]})).digest != da.fingerprint(pa.table({"a\U0001F600": [1]})).digest

@@ -88,6 +88,18 @@ def name_key(name: str) -> bytes:
     return name.encode("utf-8")
 
 
+def escape_surrogates(name: str) -> str:
+    """The name with each lone surrogate written \\uXXXX, upper-case hex (SPEC §2.1's error text)."""
+    return "".join(f"\\u{ord(c):04X}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in name)
+
+
+def check_name(name: str, path: str) -> None:
+    """SPEC §2.1: a name holding a lone UTF-16 surrogate has no UTF-8 encoding and is refused, never replaced."""
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        raise SchemaError(f"column {escape_surrogates(path)}: the name {escape_surrogates(name)} is not valid "
+                          f"Unicode (a lone UTF-16 surrogate, which has no UTF-8 encoding)")
+
+
 def quote_name(name: str) -> str:
     """Quoted name (SPEC §2.3): only backslash and double quote are escaped."""
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -272,7 +284,8 @@ class _Parser:
             out.append(c)
             self.i += 1
 
-    def type(self) -> DType:
+    def type(self, path: str = "") -> DType:
+        """The type at the cursor; ``path`` names it in errors (``s.x``, ``s.x[]``, ``m.key``, ``m.value``)."""
         w = self.word()
         if w == "struct":
             self.expect("<")
@@ -280,8 +293,10 @@ class _Parser:
             if not self.peek(">"):
                 while True:
                     n = self.quoted()
+                    child = f"{path}.{n}" if path else n
+                    check_name(n, child)
                     self.expect(":")
-                    fields.append((n, self.type()))
+                    fields.append((n, self.type(child)))
                     if self.peek(","):
                         self.i += 1
                         continue
@@ -295,14 +310,14 @@ class _Parser:
             return DType("struct", fields=fields)
         if w == "array":
             self.expect("<")
-            e = self.type()
+            e = self.type(path + "[]")
             self.expect(">")
             return DType("array", element=e)
         if w == "map":
             self.expect("<")
-            k = self.type()
+            k = self.type(path + ".key")
             self.expect(",")
-            v = self.type()
+            v = self.type(path + ".value")
             self.expect(">")
             return DType("map", key=k, value=v)
         if w == "decimal":

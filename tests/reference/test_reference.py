@@ -222,6 +222,26 @@ def test_schema_errors(bad):
         ref.parse_schema(bad)
 
 
+@pytest.mark.parametrize("schema,message", [
+    ('struct<"a\ud800":bigint>', r"column a\uD800: the name a\uD800 is not valid Unicode"),
+    ('struct<"b":int,"a\udbff":bigint>', r"column a\uDBFF: the name a\uDBFF is not valid Unicode"),
+    ('struct<"s":struct<"y":int,"x\udfff":int>>', r"column s.x\uDFFF: the name x\uDFFF is not valid"),
+    ('struct<"arr":array<struct<"\udc00z":int>>>', r"column arr[].\uDC00z: the name \uDC00z is not valid"),
+    ('struct<"m":map<string,struct<"\ud83d":int>>>', r"column m.value.\uD83D: the name \uD83D is not valid"),
+])
+def test_names_with_a_lone_surrogate_are_refused_naming_the_column(schema, message):
+    # SPEC §2.1: no UTF-8 encoding, so no digest; never '?' (which would make a\ud800, a\udbff and a? one name).
+    with pytest.raises(ref.SchemaError) as e:
+        ref.parse_schema(schema)
+    assert message in str(e.value)
+    assert ref.canonical_schema('struct<"a?":bigint>') == 'struct<"a?":bigint>'
+    # A surrogate pair is one code point: its UTF-8 bytes, 4 of them, are hashed and ordered as such.
+    pair = 'struct<"\U0001F600":bigint,"\uffff":bigint>'
+    assert ref.canonical_schema(pair) == 'struct<"\uffff":bigint,"\U0001F600":bigint>'
+    assert ref.schema_digest(pair) == hashlib.sha256(
+        b'struct<"\xef\xbf\xbf":bigint,"\xf0\x9f\x98\x80":bigint>').digest()
+
+
 def test_collation_names_as_spark_prints_them():
     # SPEC §2.3: UTF8 family, or locale (UNICODE | language[_Script][_CCC]) then _CI, _AI, _RTRIM in that order
     for name in ("UTF8_LCASE", "UTF8_LCASE_RTRIM", "UTF8_BINARY_RTRIM", "UNICODE", "UNICODE_CI", "UNICODE_AI",

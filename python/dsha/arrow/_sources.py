@@ -9,6 +9,7 @@ import pyarrow as pa
 from dsha.arrow._csv import csv_batches
 from dsha.arrow._int96 import as_instants, check_days, check_exact, checked, dataset_leaves
 from dsha.arrow._json import json_batches
+from dsha.arrow._types import check_name
 from dsha.core.paths import data_files, detect
 from dsha.errors import UsageError, warn
 
@@ -216,6 +217,9 @@ def _from_pandas(df: Any) -> pa.Table:
     """A pandas DataFrame as Arrow converts it (its index is not a column), with a warning for each object column
     of ``decimal.Decimal`` values: Arrow infers their precision and scale from the values (a ``decimal(15,2)`` column
     read with ``to_pandas()`` can come back as ``decimal(4,2)``), so the digest is not the source table's."""
+    for name in df.columns:
+        if isinstance(name, str):
+            check_name(name, name)  # before Arrow, whose error would name no column
     table = pa.Table.from_pandas(df, preserve_index=False)
     guessed = [f"{f.name} ({f.type})" for f, dtype in zip(table.schema, df.dtypes)
                if str(dtype) == "object" and _has_decimal(f.type)]

@@ -20,8 +20,21 @@ def quote_name(name: str) -> str:
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def escape_surrogates(text: str) -> str:
+    """``text`` with each lone UTF-16 surrogate written ``\\uXXXX`` (upper-case hex), as SPEC.md §2.1 shows it."""
+    return "".join(f"\\u{ord(c):04X}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def check_name(name: str, path: str) -> None:
+    """SPEC.md §2.1: a name holding a lone surrogate has no UTF-8 encoding, so it is refused, never replaced."""
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        raise UnsupportedTypeError(f"column {escape_surrogates(path)}: the name {escape_surrogates(name)} is not "
+                                   f"valid Unicode (a lone UTF-16 surrogate, which has no UTF-8 encoding); "
+                                   f"dsha never replaces a character in a name, so rename the column")
+
+
 def name_key(name: str) -> bytes:
-    return name.encode("utf-8", "surrogatepass")
+    return name.encode("utf-8")  # strict: check_name has refused what has no UTF-8 encoding
 
 
 def canonical_order(names: Sequence[str], where: str) -> List[int]:
@@ -107,7 +120,9 @@ def _child(path: str, name: str) -> str:
 
 
 def struct_type(names: Sequence[str], types: Sequence[pa.DataType], path: str) -> str:
-    order = canonical_order(names, f"column {path}" if path else "columns")
+    for n in names:
+        check_name(n, _child(path, n))
+    order = canonical_order(names, f"column {escape_surrogates(path)}" if path else "columns")
     parts = [f"{quote_name(names[i])}:{canonical_type(types[i], _child(path, names[i]))}" for i in order]
     return "struct<" + ",".join(parts) + ">"
 
@@ -118,4 +133,5 @@ def schema_string(schema: pa.Schema) -> str:
     return struct_type(schema.names, schema.types, "")
 
 
-__all__ = ["UnsupportedTypeError", "canonical_order", "canonical_type", "schema_string", "storage_type"]
+__all__ = ["UnsupportedTypeError", "canonical_order", "canonical_type", "check_name", "escape_surrogates",
+           "schema_string", "storage_type"]

@@ -27,7 +27,9 @@ object CanonicalSchema {
   /** The schema of a row whose columns have these names and types (in argument order). */
   def of(columns: Seq[(String, DataType)], algorithm: String): CanonicalSchema = {
     val fields = columns.zipWithIndex.map { case ((name, dt), i) =>
-      Field(name, i, typeOf(dt, pathName(name), algorithm))
+      val path = pathName(name)
+      checkName(name, path)
+      Field(name, i, typeOf(dt, path, algorithm))
     }
     CanonicalSchema(
       StructOf(
@@ -72,7 +74,9 @@ object CanonicalSchema {
       MapOf(typeOf(m.keyType, path + ".key", algorithm), typeOf(m.valueType, path + ".value", algorithm), dt)
     case s: StructType =>
       val fields = s.fields.toIndexedSeq.zipWithIndex.map { case (f, i) =>
-        Field(f.name, i, typeOf(f.dataType, s"$path.${pathName(f.name)}", algorithm))
+        val fieldPath = s"$path.${pathName(f.name)}"
+        checkName(f.name, fieldPath)
+        Field(f.name, i, typeOf(f.dataType, fieldPath, algorithm))
       }
       StructOf(canonicalOrder(fields, path), dt)
     case u: UserDefinedType[_] => typeOf(u.sqlType, path, algorithm)
@@ -115,8 +119,46 @@ object CanonicalSchema {
     if (i < n) (x(i) & 0xff) - (y(i) & 0xff) else x.length - y.length
   }
 
-  /** Names in error messages, quoted as Spark quotes identifiers. */
-  def pathName(name: String): String = "`" + name.replace("`", "``") + "`"
+  /**
+   * Refuses a name holding a lone UTF-16 surrogate (SPEC.md §2.1): it has no UTF-8 encoding, and Java's encoder would
+   * write `?` for every one, making names that differ only there (and the name with `?` in their place) one name.
+   */
+  private def checkName(name: String, path: String): Unit = {
+    val at = loneSurrogateAt(name)
+    if (at >= 0) {
+      throw new Unsupported(
+        path,
+        f"the name ${escapeSurrogates(name)} is not valid Unicode: it holds a lone UTF-16 surrogate " +
+          f"(\\u${name.charAt(at).toInt}%04X at position ${at + 1}), which has no UTF-8 encoding; " +
+          "dsha hashes names as UTF-8 and never replaces a character, so rename the column (SPEC.md §2.1)"
+      )
+    }
+  }
+
+  /** Index of the first surrogate that is not half of a high-low pair, or -1. */
+  private def loneSurrogateAt(s: String): Int = {
+    var i = 0
+    while (i < s.length) {
+      val c = s.charAt(i)
+      if (Character.isHighSurrogate(c) && i + 1 < s.length && Character.isLowSurrogate(s.charAt(i + 1))) i += 2
+      else if (Character.isSurrogate(c)) return i
+      else i += 1
+    }
+    -1
+  }
+
+  /** The name with each lone surrogate written as \\uXXXX (upper-case hex), for error messages. */
+  def escapeSurrogates(s: String): String = {
+    val at = loneSurrogateAt(s)
+    if (at < 0) s
+    else {
+      val c = s.charAt(at).toInt
+      s.substring(0, at) + f"\\u$c%04X" + escapeSurrogates(s.substring(at + 1))
+    }
+  }
+
+  /** Names in error messages, quoted as Spark quotes identifiers (lone surrogates escaped, so they can be read). */
+  def pathName(name: String): String = "`" + escapeSurrogates(name.replace("`", "``")) + "`"
 
   /** Names in the canonical schema: double-quoted, with backslash and double quote escaped by a backslash. */
   def quoteName(name: String): String =
