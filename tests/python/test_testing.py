@@ -152,7 +152,8 @@ def within(a, e, t):
     if a == e:
         return True
     if isinstance(a, Decimal):
-        return abs(a - e) <= Decimal(repr(t.atol)) + Decimal(repr(t.rtol)) * abs(e)
+        exact = lambda v: v if isinstance(v, Decimal) else Decimal(repr(v))
+        return abs(a - e) <= exact(t.atol) + exact(t.rtol) * abs(e)
     return math.isfinite(a) and math.isfinite(e) and abs(a - e) <= t.atol + t.rtol * abs(e)
 
 
@@ -178,6 +179,8 @@ CASES = [  # (actual x, expected x, actual d, expected d, tolerance, passes)
     (-INF, INF, Decimal("1.00"), Decimal("1.00"), 1e300, False),
     (1e308, INF, Decimal("1.00"), Decimal("1.00"), Tolerance(rtol=0.5), False),
     (1.2, 1.0, Decimal("1.01"), Decimal("1.00"), {"x": 0.5}, False),  # d has no tolerance
+    (1.0, 1.0, Decimal("1.07"), Decimal("1.00"), {"d": Tolerance(atol=Decimal("0.07"))}, True),
+    (1.0, 1.0, Decimal("1.08"), Decimal("1.00"), {"d": Tolerance(atol=Decimal("0.07"))}, False),
 ]
 
 
@@ -327,7 +330,8 @@ def test_snapshot_file_holds_fingerprints_and_mismatches_name_the_columns(spark,
 
 def test_a_row_swap_keeps_every_column_and_says_so(spark, tmp_path):
     df = spark.createDataFrame([(1, "a"), (2, "b")], "id INT, v STRING")
-    assert_snapshot(df, tmp_path / "s.json")
+    with pytest.warns(DshaWarning, match="written"):
+        assert_snapshot(df, tmp_path / "s.json")
     with pytest.raises(AssertionError, match="every column holds the same values, combined into rows differently"):
         assert_snapshot(spark.createDataFrame([(1, "b"), (2, "a")], "id INT, v STRING"), tmp_path / "s.json")
 

@@ -94,13 +94,15 @@ def _prefix(columns: Sequence[str]) -> str:
     return f"__dsha_t{i}_"
 
 
-def _decimal(x: float) -> Any:
-    """``x`` as a DECIMAL literal, exactly (its shortest repr); a null DECIMAL when that needs over 38 digits."""
-    _, digits, exponent = Decimal(repr(x)).as_tuple()
+def _decimal(x: Union[float, Decimal]) -> Any:
+    """``x`` as a DECIMAL literal, exactly (a float by its shortest repr); a null DECIMAL when that needs over 38
+    digits."""
+    exact = x if isinstance(x, Decimal) else Decimal(repr(float(x)))
+    _, digits, exponent = exact.as_tuple()
     scale = max(0, -int(exponent))
     if scale > 38 or max(0, len(digits) + int(exponent)) + scale > 38:
         return F.lit(None).cast("decimal(38,0)")
-    return F.lit(Decimal(repr(x)))
+    return F.lit(exact)
 
 
 def _within(a: Any, e: Any, dtype: Any, t: Tolerance) -> Any:
