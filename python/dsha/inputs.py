@@ -205,14 +205,20 @@ def fingerprint_path(spark: SparkSessionLike, path: str, format: str = "parquet"
     A manifest is ``path/_dsha/manifest.json`` (written by :func:`dsha.write`, or by ``update_manifest=True``) or the
     file ``state`` (a cache kept outside the data; read first, and rewritten after). A file whose path, size and
     modification time match its entry is not read; new and changed files are read and hashed one state per file,
-    in one job; removed files are dropped. A manifest that disagrees with the files (edited, truncated, for another
-    schema, format or algorithm) is ignored with a :class:`DshaWarning`. ``use_cache=False`` reads every file.
+    in one job; removed files are dropped. A manifest that is damaged, carelessly edited (its checksum does not
+    match), or for another schema, format, algorithm or key is ignored with a :class:`DshaWarning`.
+    ``use_cache=False`` reads every file.
+
+    A manifest is a cache, never a trust anchor (SPEC.md §12.3): a dsha-v1 result from it is the files' digest
+    provided the manifest and each file's size and modification time can be trusted (the checksum needs no secret:
+    deliberate edits pass it). With ``key=``, a manifest is used only if its MAC verifies under the key (only a key
+    holder writes one); ``algorithm="secure"`` reads every file, since anyone can write public states.
 
     Nothing is written unless asked: ``update_manifest=True`` writes the manifest beside the data, ``state`` the
     cache file.
 
     ``algorithm="secure"`` or ``key=``: dsha-secure-v1 or dsha-keyed-v1 (SPEC.md §16) throughout; a manifest of
-    another algorithm (or key) is not used.
+    another algorithm (or key), or a keyed one whose MAC does not verify, is not used.
 
     ``format="delta"`` is :func:`dsha.fingerprint_delta` (states keyed by the Delta log's file paths, ``state``
     the cache file; ``versionAsOf`` selects a version); it takes no schema, other options or ``update_manifest``.

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
         r = fingerprint_input(spark, x, columns=columns(args), exact=not args.approximate, state=args.state,
                               update_manifest=args.update_manifest, use_cache=not args.no_cache,
                               **algorithm_args(args))
-    print_hash(args, "spark", r.fingerprint, time.time() - started, r.files)
+    print_hash(args, "spark", r.fingerprint, time.time() - started, r.files, r.format)
     return exit_codes.OK
 
 

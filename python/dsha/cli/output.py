@@ -12,7 +12,7 @@ from typing import Iterator, Optional
 from dsha.core.fingerprint import Comparison, Fingerprint, PathFingerprint
 from dsha.errors import DshaWarning
 
-__all__ = ["dsha_warnings_printed", "hint", "print_compare", "print_hash", "short_error"]
+__all__ = ["dsha_warnings_printed", "hint", "print_compare", "print_hash", "short_error", "stored_states_note"]
 
 
 @contextmanager
@@ -25,8 +25,23 @@ def dsha_warnings_printed() -> Iterator[None]:
         print(f"dsha: warning: {w.message}", file=sys.stderr)
 
 
+def stored_states_note(files: Optional[PathFingerprint], fmt: Optional[str]) -> Optional[str]:
+    """One line saying that a digest rests on stored per-file states and on the check that chose them (SPEC.md
+    §12.3), or None when every file was read."""
+    if files is None or files.files_reused == 0:
+        return None
+    # Delta and Iceberg states are kept per file name, which their logs never reuse for other data.
+    check = "named unchanged by the table's log" if fmt in (None, "delta", "iceberg") else "size and mtime unchanged"
+    manifest = files.manifest or ""
+    source = "the manifest" if manifest.endswith("/_dsha/manifest.json") else "the state file"
+    return f"dsha: {files.files_reused} of {files.files_total} files from {source} ({check}); --no-cache re-reads them"
+
+
 def print_hash(args: argparse.Namespace, engine: str, fp: Fingerprint, seconds: float,
-               files: Optional[PathFingerprint] = None) -> None:
+               files: Optional[PathFingerprint] = None, fmt: Optional[str] = None) -> None:
+    note = stored_states_note(files, fmt)
+    if note is not None:
+        print(note, file=sys.stderr)
     if args.json:
         out = {"source": args.table or args.path, "digest": fp.digest, "rows": fp.rows,
                "schema_digest": fp.schema_digest, "schema": fp.schema, "algorithm": fp.algorithm,

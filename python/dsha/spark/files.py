@@ -54,8 +54,9 @@ def write(df: DataFrameLike, path: str, format: str = "parquet", mode: str = "er
     ``mode="ignore"`` over an existing path writes nothing and returns None.
 
     ``algorithm="secure"`` or ``key=``: the tamper-evident dsha-secure-v1 or dsha-keyed-v1 (SPEC.md §16) instead of
-    dsha-v1, for the fingerprint and the manifest's states (which then re-digest with the same algorithm; a keyed
-    manifest records which key, by its ``key_id``, and is not used under another).
+    dsha-v1, for the fingerprint and the manifest's states (a keyed manifest records which key, by its ``key_id``,
+    and carries a MAC under it: it is used only under that key, and only while the MAC verifies; dsha-secure-v1
+    re-digests read every file, as anyone can write public states: SPEC.md §12.3).
     """
     spark = df.sparkSession
     algorithm_id, key_argument = _algorithm(spark, algorithm, key)

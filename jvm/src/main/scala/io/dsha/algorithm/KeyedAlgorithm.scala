@@ -32,10 +32,14 @@ abstract class KeyedAlgorithm(val id: String, val multihashCode: Int, val key: O
    * What names the key without revealing it (SPEC.md §12.1 `key_id`): the first 16 bytes of HMAC-SHA-256 under the
    * key of "<id> key id", in hex. Per-file states are reused only under the key that made them.
    */
-  def keyId: Option[String] = key.map { k =>
-    val mac = javax.crypto.Mac.getInstance("HmacSHA256")
-    mac.init(new javax.crypto.spec.SecretKeySpec(k.bytes, "HmacSHA256"))
-    io.dsha.util.Bytes.hex(mac.doFinal(s"$id key id".getBytes(US_ASCII)).take(16))
+  def keyId: Option[String] = key.map(k => io.dsha.util.Bytes.hex(KeyedAlgorithm.hmac(k.bytes, s"$id key id").take(16)))
+
+  /**
+   * The MAC of a manifest (SPEC.md §12.2): HMAC-SHA-256 of its checksummed bytes under a key derived from this one,
+   * HMAC-SHA-256(key, "<id> manifest mac key"), so that only a key holder can write a manifest whose states are used.
+   */
+  def manifestMac(fields: Array[Byte]): Option[Array[Byte]] = key.map { k =>
+    KeyedAlgorithm.hmac(KeyedAlgorithm.hmac(k.bytes, s"$id manifest mac key"), fields)
   }
 
   def entrySetClass: Class[SortedEntrySet] = classOf[SortedEntrySet]
@@ -53,6 +57,14 @@ abstract class KeyedAlgorithm(val id: String, val multihashCode: Int, val key: O
 }
 
 object KeyedAlgorithm {
+
+  private def hmac(key: Array[Byte], text: String): Array[Byte] = hmac(key, text.getBytes(US_ASCII))
+
+  private def hmac(key: Array[Byte], message: Array[Byte]): Array[Byte] = {
+    val mac = javax.crypto.Mac.getInstance("HmacSHA256")
+    mac.init(new javax.crypto.spec.SecretKeySpec(key, "HmacSHA256"))
+    mac.doFinal(message)
+  }
 
   /** Which keyed algorithm the SQL functions use (dsha-keyed-v1 unless set): read when a query is analysed. */
   val Setting = "spark.dsha.keyed.algorithm"

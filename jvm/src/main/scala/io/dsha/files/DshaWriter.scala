@@ -149,18 +149,22 @@ object DshaWriter {
     }
     val fresh = entries.flatten
     val kept = previous match {
-      case Some(Right(m))
-          if Manifest.algorithmMismatch(m, algorithm).isEmpty && m.schemaDigest.sameElements(schema.digest) &&
-            m.format == formatName =>
+      case Some(Right(m)) =>
+        val mismatch = Manifest.algorithmMismatch(m, algorithm).orElse(
+          if (!m.schemaDigest.sameElements(schema.digest)) Some(s"it was for the schema ${m.schemaText}")
+          else if (m.format != formatName) Some(s"it was for format ${m.format}")
+          else None
+        )
+        mismatch.foreach(r =>
+          warnings += s"the manifest of $root was not kept ($r): it now covers only the files " +
+            "this write added"
+        )
         val freshPaths = fresh.map(_.path).toSet
-        m.files.filter(e =>
+        if (mismatch.isDefined) Nil
+        else m.files.filter(e =>
           !freshPaths(e.path) &&
             listed.get(e.path).exists(st => e.matches(st.getLen, st.getModificationTime))
         )
-      case Some(Right(_)) =>
-        warnings += s"the manifest of $root was for another schema, algorithm, key or format: it now covers only the " +
-          "files this write added"
-        Nil
       case Some(Left(reason)) =>
         warnings += s"the manifest of $root was ignored ($reason): it now covers only the files this write added"
         Nil

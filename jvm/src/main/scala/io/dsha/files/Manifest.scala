@@ -9,7 +9,7 @@ import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
-import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
+import io.dsha.algorithm.{Algorithm, DshaSecureV1, KeyedAlgorithm}
 import io.dsha.output.DigestFormat
 import io.dsha.util.Bytes
 
@@ -17,7 +17,8 @@ import io.dsha.util.Bytes
  * The digest states of a directory's files (SPEC.md §12): written by `dsha.write` beside the data
  * (`_dsha/manifest.json`, hidden from Spark's readers by its leading underscore), or by a re-digest to a cache file.
  * A file's state is reused only while its path, size and modification time match; the manifest as a whole is
- * ignored when its checksum, algorithm, format or schema disagree.
+ * ignored when its checksum, algorithm, format or schema disagree, or, for a keyed algorithm, when its MAC does not
+ * verify under the reader's key. dsha-secure-v1 states are never read back: they are public (§12.3).
  *
  * @param root   the directory the files' relative paths start from (qualified), as written
  * @param format the Spark data source the files are read with (`parquet`, `orc`, ...)
@@ -29,7 +30,8 @@ final case class Manifest(
     schemaText: String,
     schemaDigest: Array[Byte],
     files: IndexedSeq[Manifest.Entry],
-    keyId: Option[String] = None
+    keyId: Option[String] = None,
+    mac: Option[String] = None
 ) {
 
   /** The state of all the files: the table's digest when they are all of its files. */
@@ -61,6 +63,7 @@ final case class Manifest(
       f.put("sum", Manifest.wordsHex(e.words))
     }
     node.put("checksum", Bytes.hex(Manifest.checksum(this)))
+    Manifest.macUnder(this, algorithm).foreach(node.put("mac", _)) // keyed manifests only, under the writer's key
     Manifest.mapper.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n"
   }
 }
@@ -91,11 +94,34 @@ object Manifest {
     case _ => None
   }
 
-  /** Why a manifest's states are not states of this algorithm (and key), if they are not. */
+  /**
+   * Why a manifest's states are not states of this algorithm (and key), if they are not: another algorithm, another
+   * key, or, for a keyed algorithm, a MAC that is missing or does not verify under the key (SPEC.md §12.3).
+   */
   def algorithmMismatch(m: Manifest, algorithm: Algorithm): Option[String] =
     if (m.algorithm.id != algorithm.id) Some(s"it is for algorithm ${m.algorithm.id}, not ${algorithm.id}")
     else if (m.keyId != keyIdOf(algorithm)) Some("its states were made with another key")
-    else None
+    else unauthenticated(m, algorithm)
+
+  private def unauthenticated(m: Manifest, algorithm: Algorithm): Option[String] =
+    (macUnder(m, algorithm), m.mac) match {
+      case (None, _) => None
+      case (Some(_), None) =>
+        Some("it is keyed but carries no MAC (written by an older dsha, or by someone without the key)")
+      case (Some(expected), Some(found))
+          if !java.security.MessageDigest.isEqual(
+            expected.getBytes(UTF_8),
+            found.getBytes(UTF_8)
+          ) =>
+        Some("its MAC does not verify under this key (edited, or written without the key)")
+      case _ => None
+    }
+
+  /**
+   * Whether a reader takes states of this algorithm from a manifest at all (SPEC.md §12.3): not dsha-secure-v1's,
+   * which anyone can compute for any data, so a stored one proves nothing about the files.
+   */
+  def statesUsable(algorithm: Algorithm): Boolean = algorithm.id != DshaSecureV1.id
 
   /** Where `dsha.write` keeps the manifest of the directory `root`. */
   def beside(root: Path): Path = new Path(new Path(root, DirName), FileName)
@@ -107,7 +133,16 @@ object Manifest {
     Bytes.hex(words.flatMap(w => (0 until 8).map(i => (w >>> (8 * i)).toByte)))
 
   /** SHA-256 over every field (SPEC.md §12.2), each as u32 little-endian length + UTF-8 bytes of its text. */
-  def checksum(m: Manifest): Array[Byte] = {
+  def checksum(m: Manifest): Array[Byte] = Bytes.sha256(fields(m))
+
+  /** The MAC of a keyed manifest under the algorithm's key (SPEC.md §12.2), in hex; None for the other algorithms. */
+  def macUnder(m: Manifest, algorithm: Algorithm): Option[String] = algorithm match {
+    case k: KeyedAlgorithm => k.manifestMac(fields(m)).map(Bytes.hex)
+    case _ => None
+  }
+
+  /** The bytes the checksum and the MAC cover (SPEC.md §12.2). */
+  private def fields(m: Manifest): Array[Byte] = {
     val out = new java.io.ByteArrayOutputStream()
     def field(v: Any): Unit = {
       val b = v.toString.getBytes(UTF_8)
@@ -118,7 +153,7 @@ object Manifest {
     m.keyId.foreach(field) // keyed manifests only: every other manifest's checksum is as before
     field(m.files.size)
     m.files.foreach(e => Seq(e.path, e.size, e.modified, e.rows, wordsHex(e.words)).foreach(field))
-    Bytes.sha256(out.toByteArray)
+    out.toByteArray
   }
 
   /** A manifest from its JSON text, or why it cannot be trusted. */
@@ -172,7 +207,11 @@ object Manifest {
         else throw new BadField("field 'key_id' is not 32 hex digits")
       )
       if (algorithm.isInstanceOf[KeyedAlgorithm] && keyId.isEmpty) return Left("a keyed manifest without 'key_id'")
-      val m = Manifest(algorithm, text("format"), text("root"), schemaText, schemaDigest, entries, keyId)
+      val mac = Option(node.get("mac")).map(k =>
+        if (k.isTextual && k.asText.matches("[0-9a-f]{64}")) k.asText
+        else throw new BadField("field 'mac' is not 64 hex digits")
+      )
+      val m = Manifest(algorithm, text("format"), text("root"), schemaText, schemaDigest, entries, keyId, mac)
       if (entries.map(_.path).distinct.size != entries.size) return Left("a file is listed twice")
       if (Bytes.hex(checksum(m)) != text("checksum")) {
         Left("its checksum does not match its content (edited or damaged)")

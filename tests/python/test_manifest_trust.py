@@ -1,0 +1,162 @@
+"""A manifest is a cache, never a trust anchor (SPEC.md §12.2, §12.3). An attacker without the key changes a data file,
+re-stamps its manifest entry's size and modification time, keeps the old state and recomputes the public checksum:
+keyed digests see it (the manifest's MAC no longer verifies), secure digests never read states back, and both equal a
+full re-read and differ from the genuine table's. dsha-v1 trusts such a manifest (documented: dsha-v1 is not
+tamper-evident), and `dsha hash` says in one stderr line when its answer rests on stored states."""
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import struct
+import warnings
+
+import pytest
+
+import dsha
+from cli_runner import run_cli
+from conftest import MODE
+
+pytestmark = pytest.mark.skipif(MODE == "connect", reason="dsha.write and fingerprint_path need a classic session")
+
+KEY = hashlib.sha256(b"test_manifest_trust key").digest()
+
+
+def _manifest_path(out):
+    return out / "_dsha" / "manifest.json"
+
+
+def _load(out):
+    return json.loads(_manifest_path(out).read_text(encoding="utf-8"))
+
+
+def _fields(m):
+    """The bytes SPEC.md §12.2 covers, implemented from its text: u32-LE-length-prefixed UTF-8 texts."""
+    values = ["manifest", m["version"], m["algorithm"], m["format"], m["root"], m["schema"], m["schema_digest"]]
+    if "key_id" in m:
+        values.append(m["key_id"])
+    values.append(len(m["files"]))
+    for f in m["files"]:
+        values += [f["path"], f["size"], f["modified"], f["rows"], f["sum"]]
+    out = b""
+    for v in values:
+        b = str(v).encode("utf-8")
+        out += struct.pack("<I", len(b)) + b
+    return out
+
+
+def _spec_mac(m, key):
+    mac_key = hmac.new(key, f"{m['algorithm']} manifest mac key".encode("ascii"), hashlib.sha256).digest()
+    return hmac.new(mac_key, _fields(m), hashlib.sha256).hexdigest()
+
+
+def _genuine(spark, out, **algorithm):
+    df = spark.range(0, 600, 1, 3).selectExpr("id", "CAST(id * 7 AS STRING) AS s")
+    return dsha.write(df, str(out), **algorithm)
+
+
+def _tamper(spark, out, tmp_path):
+    """Replaces the first data file by other rows of the same schema, then re-stamps its manifest entry (size and
+    modification time of the new file, old rows and state kept) and recomputes the public checksum."""
+    other = tmp_path / "other"
+    spark.range(5000, 5050, 1, 1).selectExpr("id", "CAST(id AS STRING) AS s").write.parquet(str(other))
+    new_file = next(p for p in sorted(os.listdir(other)) if p.startswith("part-"))
+    m = _load(out)
+    entry = m["files"][0]
+    target = out / entry["path"]
+    shutil.copyfile(other / new_file, target)
+    crc = target.parent / f".{target.name}.crc"
+    if crc.exists():
+        crc.unlink()  # Hadoop's local file system would refuse the file, not dsha
+    st = os.stat(target)
+    entry["size"], entry["modified"] = st.st_size, st.st_mtime_ns // 1_000_000
+    m["checksum"] = hashlib.sha256(_fields(m)).hexdigest()
+    _manifest_path(out).write_text(json.dumps(m, indent=2), encoding="utf-8")
+
+
+def _caught(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn()
+    return result, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("algorithm", ["keyed", "keyed-v2"])
+def test_a_keyed_manifest_carries_the_mac_spec_defines_and_a_re_stamped_one_is_not_used(spark, tmp_path, algorithm):
+    out = tmp_path / "t"
+    genuine = _genuine(spark, out, key=KEY, algorithm=algorithm)
+    m = _load(out)
+    assert m["mac"] == _spec_mac(m, KEY) and m["checksum"] == hashlib.sha256(_fields(m)).hexdigest()
+    assert KEY.hex() not in json.dumps(m)
+    same = dsha.fingerprint_path(spark, str(out), key=KEY, algorithm=algorithm)
+    assert (same.files_reused, same.fingerprint) == (3, genuine)
+
+    _tamper(spark, out, tmp_path)
+    r, messages = _caught(lambda: dsha.fingerprint_path(spark, str(out), key=KEY, algorithm=algorithm))
+    full = dsha.fingerprint_path(spark, str(out), key=KEY, algorithm=algorithm, use_cache=False)
+    read_back = dsha.fingerprint(spark.read.parquet(str(out)), key=KEY, algorithm=algorithm)
+    assert r.fingerprint == full.fingerprint == read_back != genuine
+    assert (r.files_read, r.files_reused, r.manifest) == (3, 0, None)
+    assert any("MAC does not verify" in w for w in messages), messages
+
+
+def test_a_keyed_manifest_without_a_mac_is_not_trusted_and_the_files_are_read(spark, tmp_path):
+    out = tmp_path / "t"
+    genuine = _genuine(spark, out, key=KEY)
+    m = _load(out)
+    del m["mac"]  # as dsha wrote keyed manifests before the MAC, or as anyone without the key can write one
+    m["checksum"] = hashlib.sha256(_fields(m)).hexdigest()
+    _manifest_path(out).write_text(json.dumps(m), encoding="utf-8")
+    r, messages = _caught(lambda: dsha.fingerprint_path(spark, str(out), key=KEY))
+    assert (r.files_read, r.files_reused, r.fingerprint) == (3, 0, genuine)
+    assert any("carries no MAC" in w for w in messages), messages
+    # A re-digest asked to keep its states writes them with a MAC again, which the next run uses.
+    _caught(lambda: dsha.fingerprint_path(spark, str(out), key=KEY, update_manifest=True))
+    again = dsha.fingerprint_path(spark, str(out), key=KEY)
+    assert (again.files_reused, again.fingerprint) == (3, genuine) and _load(out)["mac"] == _spec_mac(_load(out), KEY)
+
+
+def test_another_keys_mac_is_refused_even_with_this_keys_key_id(spark, tmp_path):
+    out = tmp_path / "t"
+    genuine = _genuine(spark, out, key=KEY)
+    m = _load(out)
+    m["mac"] = _spec_mac(m, bytes(reversed(KEY)))  # someone holding another key signs this key's manifest
+    _manifest_path(out).write_text(json.dumps(m), encoding="utf-8")
+    r, messages = _caught(lambda: dsha.fingerprint_path(spark, str(out), key=KEY))
+    assert (r.files_read, r.fingerprint) == (3, genuine)
+    assert any("MAC does not verify" in w for w in messages), messages
+
+
+def test_secure_re_digests_read_every_file_whatever_the_manifest_says(spark, tmp_path):
+    out = tmp_path / "t"
+    genuine = _genuine(spark, out, algorithm="secure")
+    assert _load(out)["algorithm"] == "dsha-secure-v1" and "mac" not in _load(out)
+    untouched = dsha.fingerprint_path(spark, str(out), algorithm="secure")
+    assert (untouched.files_read, untouched.files_reused, untouched.fingerprint) == (3, 0, genuine)
+    _tamper(spark, out, tmp_path)
+    r = dsha.fingerprint_path(spark, str(out), algorithm="secure")
+    full = dsha.fingerprint_path(spark, str(out), algorithm="secure", use_cache=False)
+    assert r.fingerprint == full.fingerprint == dsha.fingerprint(spark.read.parquet(str(out)), algorithm="secure")
+    assert r.fingerprint != genuine and (r.files_read, r.files_reused, r.manifest) == (3, 0, None)
+
+
+def test_dsha_v1_trusts_a_re_stamped_manifest_and_dsha_hash_says_so(spark, tmp_path):
+    """Documented (SPEC.md §12.3): dsha-v1's checksum needs no secret, so a deliberately edited manifest is used;
+    `dsha hash` says on stderr that its answer rests on stored states, and --no-cache gives the files' digest."""
+    out = tmp_path / "t"
+    genuine = _genuine(spark, out)
+    _tamper(spark, out, tmp_path)
+    actual = dsha.fingerprint(spark.read.parquet(str(out)))
+    assert actual != genuine
+    cached = run_cli("hash", str(out))
+    assert cached.returncode == 0 and cached.stdout.strip() == genuine.digest, cached.stderr
+    note = "dsha: 3 of 3 files from the manifest (size and mtime unchanged); --no-cache re-reads them"
+    assert note in cached.stderr.splitlines(), cached.stderr
+    reread = run_cli("hash", str(out), "--no-cache", "--json")
+    assert reread.returncode == 0 and json.loads(reread.stdout)["digest"] == actual.digest, reread.stderr
+    assert "from the manifest" not in reread.stderr
+    # Partly from the manifest: a new file is read, the others are not, and the line counts them.
+    spark.range(9000, 9010, 1, 1).selectExpr("id", "CAST(id AS STRING) AS s").write.mode("append").parquet(str(out))
+    partly = run_cli("hash", str(out), "--json")
+    assert json.loads(partly.stdout)["files_reused"] == 3, partly.stderr
+    assert "dsha: 3 of 4 files from the manifest (size and mtime unchanged); --no-cache re-reads them" in partly.stderr
