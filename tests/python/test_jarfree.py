@@ -192,3 +192,24 @@ def test_skip_records_and_checks_across_the_two_paths(spark, tmp_path):
     with sql_conf(spark, {"spark.dsha.engine": "python"}):
         changes = dsha.changed({"t": df.where("id <> 3")}, store=store, name="step")
     assert changes and [c.what for c in changes] == ["row count"]
+
+
+def test_logical_hash_column_without_the_jar(spark):
+    """dsha.jarfree.columns.logical_hash (an Arrow UDF, Spark 4.1+): each row's digest equals the jar's
+    logical_hash of the same columns, row by row."""
+    from pyspark.sql import functions as F
+
+    from dsha.functions import logical_hash as jar_logical_hash
+    from dsha.jarfree.columns import logical_hash
+
+    df = spark.sql(EVERY_TYPE)
+    if not hasattr(F, "arrow_udf"):
+        with pytest.raises(UnsupportedTypeError, match="needs Arrow UDFs"):
+            logical_hash("id")
+        return
+    for names in (["id", "str", "m", "arr", "st", "ts", "ntz", "dec38", "f", "v"], ["st.a", "bin"]):
+        rows = df.select("id", logical_hash(*names).alias("py"), jar_logical_hash(*names).alias("jvm")).collect()
+        assert len(rows) == 40 and all(bytes(r["py"]) == bytes(r["jvm"]) for r in rows), names
+    interval = spark.sql("SELECT INTERVAL '3' DAY AS wait")
+    with pytest.raises(Exception, match="column wait: .*cannot hash as the jar does"):
+        interval.select(logical_hash("wait")).collect()
