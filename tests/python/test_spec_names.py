@@ -59,6 +59,24 @@ def test_a_nested_field_and_a_column_of_the_same_name_are_an_error(spark):
     assert fp.schema == 'struct<"sx":int,"x":int>'
 
 
+def test_a_name_with_a_lone_surrogate_is_refused_naming_the_column(spark, tmp_path):
+    """SPEC §2.1: Spark's JSON reader, decoding the text itself, keeps "\\ud800" in a name; every algorithm refuses it
+    with the name escaped, where Java's UTF-8 encoder hashed it as '?' (one name with "\\udbff" and "?")."""
+    import dsha
+
+    path = tmp_path / "t.json"
+    path.write_text('{"a\\ud800": 1, "s": {"x\\udbff": 2, "y": 3}}\n', encoding="ascii")
+    df = spark.read.option("encoding", "UTF-8").json(str(path))
+    for algorithm in (None, "secure"):
+        with pytest.raises(Exception, match=r"`a\\uD800`: the name a\\uD800 is not valid Unicode"):
+            dsha.fingerprint(df, algorithm=algorithm)
+    with pytest.raises(Exception, match=r"`s`\.`x\\uDBFF`: the name x\\uDBFF is not valid Unicode"):
+        dsha.fingerprint(df.select("s"))
+    # The valid name '?' still hashes, as the reference hashes it.
+    want = dsha_reference.table_digest('struct<"a?":bigint>', [{"a?": 1}])["digest"]
+    assert dsha.fingerprint(spark.sql("SELECT CAST(1 AS BIGINT) AS `a?`")).digest == want
+
+
 def test_other_expressions_are_named_by_position(spark):
     assert _schema(spark, "CAST(a AS BIGINT)", ONE_COLUMN_A) == 'struct<"_1":bigint>'
     sql = "SELECT 1 AS a, array(5) AS arr, map('k', 'v') AS m"
