@@ -31,7 +31,7 @@ def _python_path(what: str, algorithm: Optional[str], key: Optional[Key], exact:
     chosen = algorithm_id(algorithm, key)
     if chosen != ALGORITHM:
         raise ValueError(f"{what}: {chosen} needs the dsha jar (the jar-free path computes {ALGORITHM}); add the jar "
-                         f"to the session (README, Set up)")
+                         f"to the session (docs/getting-started.md)")
 
 
 def _names(cols: Tuple[ColumnOrName, ...], columns: Columns) -> Optional[List[ColumnOrName]]:

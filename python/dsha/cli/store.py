@@ -45,7 +45,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         p.add_argument("--code-version", help="the step's code version, compared like an input")
         p.add_argument("--approximate", action="store_true",
                        help="compare file metadata only (dsha-meta-v1: paths, sizes, modification times; no data "
-                            "read): may report a change that is none, never misses one it can see (README)")
+                            "read): may report a change that is none, never misses one it can see (docs/changes.md)")
 
 
 def validate(args: argparse.Namespace) -> None:

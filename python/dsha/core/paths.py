@@ -123,7 +123,7 @@ def _always_sidecar(name: str) -> bool:
 
 
 def detect(path: str, explicit: Optional[str] = None, force: bool = False) -> Detected:
-    """The format of an input path, from every data file of a directory (README.md "Formats"): the format of the
+    """The format of an input path, from every data file of a directory (docs/cli.md, "Formats"): the format of the
     data files; a minority of JSON or text files beside a stronger format, and read me's, licences and checksums,
     are sidecars, left out; files of two data formats make the directory mixed, a :class:`UsageError` naming the
     formats and a few files of each. A directory holding a Delta log is "delta"; one holding Iceberg metadata is

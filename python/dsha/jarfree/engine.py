@@ -43,7 +43,7 @@ def _choose_auto(spark: SparkSessionLike) -> str:
         raise DshaNotLoadedError(
             "this session has no dsha functions (its server has no dsha jar), and the jar-free path needs pyarrow "
             'and numpy on this machine and on the executors: pip install "./python[arrow]" (or add the dsha jar '
-            "to the server: README, Set up)")
+            "to the server: docs/getting-started.md)")
     why = "has no dsha functions" if present is False else "cannot say whether it has dsha functions"
     warnings.warn(f"dsha: this session {why}; digests are computed by Python on the executors (the jar-free path, "
                   f"the same digests; set {ENGINE_SETTING}=jvm to require the jar)", DshaWarning, stacklevel=4)

@@ -26,7 +26,7 @@ _EXACT = ("BooleanType", "ByteType", "ShortType", "IntegerType", "LongType", "Fl
 
 def _refusal(path: str, t: Any, why: str) -> UnsupportedTypeError:
     return UnsupportedTypeError(f"column {path}: {t.simpleString()} {why}; the jar-free path cannot hash it exactly "
-                                f"(run with the dsha jar: README, Set up; or select other columns)")
+                                f"(run with the dsha jar: docs/getting-started.md; or select other columns)")
 
 
 def _check(path: str, t: Any, problems: List[UnsupportedTypeError]) -> None:
