@@ -10,6 +10,10 @@ import pytest
 import dsha
 import dsha.arrow
 
+pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                reason="which objects the API takes does not depend on the transport: once, in the "
+                                "classic pass")
+
 
 @pytest.fixture(scope="module")
 def table(tmp_path_factory):

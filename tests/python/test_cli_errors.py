@@ -13,6 +13,9 @@ import sys
 import pytest
 from cli_runner import run_cli
 
+pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                reason="the CLI is tested in the classic pass")
+
 CONNECT = os.environ.get("DSHA_SPARK_MODE") == "connect"
 
 

@@ -14,6 +14,9 @@ from dsha.cli import engine
 from dsha.cli.parser import parser, version_text
 from dsha.store import open_store
 
+pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                reason="the CLI is tested in the classic pass")
+
 CONNECT = os.environ.get("DSHA_SPARK_MODE") == "connect"
 
 

@@ -61,6 +61,11 @@ def column_counts_of(only_actual, only_expected, columns):
     return out
 
 
+
+# Transport-independent parts (tolerance arithmetic, message bounds, the pytest plugin): once, in the classic pass.
+classic_only = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                                  reason="does not depend on the transport: once, in the classic pass")
+
 def test_equal_tables_pass_in_any_order_and_duplicates_count(spark):
     expected = flat(spark, 2000)
     assert_equal(expected.repartition(3).orderBy(F.desc("id")), expected)
@@ -121,6 +126,7 @@ def test_schema_difference_is_reported_with_row_counts(spark):
                                     "  retyped: price decimal(10,2) -> decimal(9,2)"]
 
 
+@classic_only
 @pytest.mark.parametrize("key", [None, "id"])
 def test_large_and_wide_differences_give_bounded_messages(spark, key):
     long_text = "REPEAT(CONCAT('v', CAST(id AS STRING)), 25)"
@@ -184,6 +190,7 @@ CASES = [  # (actual x, expected x, actual d, expected d, tolerance, passes)
 ]
 
 
+@classic_only
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_tolerance_edges(spark, case):
     ax, ex, ad, ed, tolerance, passes = CASES[case]
@@ -213,6 +220,7 @@ def brute_force_pairs(actual, expected, t):
     return True
 
 
+@classic_only
 def test_key_less_pairing_agrees_with_brute_force(spark):
     t = Tolerance(atol=0.25, rtol=0.1)
     rng = random.Random(7)
@@ -232,6 +240,7 @@ def test_key_less_pairing_agrees_with_brute_force(spark):
     assert verdicts[True] and verdicts[False]  # both verdicts were put to the test
 
 
+@classic_only
 def test_noise_in_every_row_passes_within_tolerance_and_the_rest_is_reported(spark):
     expected = spark.range(2000).selectExpr("id", "id % 5 AS g", "CAST(id AS DOUBLE) / 7 AS x")
     actual = expected.withColumn("x", F.col("x") + (F.col("id") % 7 - 3) * F.lit(1e-9))
@@ -249,6 +258,7 @@ def test_noise_in_every_row_passes_within_tolerance_and_the_rest_is_reported(spa
         "id=5: x 99.0 -> 0.7142857142857143"]
 
 
+@classic_only
 def test_bad_arguments_name_the_column_or_setting(spark):
     df = flat(spark, 3)
     for kwargs, text in [({"tolerance": {"name": 0.1}}, "column 'name': its type string is not float"),
@@ -265,6 +275,7 @@ def test_bad_arguments_name_the_column_or_setting(spark):
             assert_equal(df, df, **kwargs)
 
 
+@classic_only
 def test_columns_and_exclude(spark):
     expected = flat(spark, 100)
     actual = expected.withColumn("_ingested_at", F.current_timestamp()).withColumn("name", F.lit("n"))
@@ -273,6 +284,7 @@ def test_columns_and_exclude(spark):
     assert "columns that differ (rows): name" in failure(actual, expected, exclude="_ingested_at", key="id")
 
 
+@classic_only
 def test_unittest_reports_the_message_as_a_failure(spark):
     expected = flat(spark, 20)
 
@@ -357,6 +369,7 @@ class _SessionPlugin:
         return self.session
 
 
+@classic_only
 def test_snapshot_workflow_in_a_pytest_session(spark, pytester):
     if not any(ep.value == "dsha.testing.plugin" for ep in importlib.metadata.entry_points(group="pytest11")):
         pytest.fail("the pytest11 entry point dsha.testing.plugin is not installed: pip install -e python")
@@ -380,6 +393,7 @@ def test_snapshot_workflow_in_a_pytest_session(spark, pytester):
     run().assert_outcomes(passed=1)
 
 
+@classic_only
 def test_the_plugin_loads_by_its_entry_point_without_pyspark(tmp_path):
     (tmp_path / "test_light.py").write_text(
         "import sys\n\n\ndef test_light(request):\n"
