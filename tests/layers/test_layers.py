@@ -173,3 +173,15 @@ def test_import_dsha_loads_neither_pyspark_nor_the_command_line():
                          capture_output=True, text=True, env=env, check=True).stdout.split()
     assert out[:3] == ["False", "False", "False"], out
     assert out[3].startswith(os.path.abspath(PACKAGE)), out  # the source tree's package, not another one
+
+
+def test_every_package_is_in_the_wheel():
+    """Each folder of the package (a directory with __init__.py) is listed in pyproject.toml's packages: an installed
+    wheel without one fails at `import dsha`, which the editable installs of the test environments never show."""
+    import re
+
+    with open(os.path.join(PYTHON, "pyproject.toml"), encoding="utf-8") as f:
+        listed = set(re.findall(r'"(dsha(?:\.[a-z_]+)*)"', re.search(r"^packages = \[(.*)\]$", f.read(), re.M).group(1)))
+    folders = {".".join(os.path.relpath(root, PYTHON).split(os.sep)) for root, dirs, files in os.walk(PACKAGE)
+               if "__init__.py" in files and "__pycache__" not in root}
+    assert folders - listed == set(), "add these to [tool.setuptools] packages in python/pyproject.toml"
