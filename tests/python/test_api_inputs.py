@@ -56,11 +56,10 @@ def test_a_path_names_the_calls_that_read_it(spark, table):
         message = str(e.value)
         assert f"not a path ({path!r})" in message
         assert f"dsha.fingerprint_path(spark, {path!r}" in message and f"dsha.arrow.fingerprint({path!r})" in message
-    # the calls it names give Spark's digest of the file (fingerprint_path: classic sessions)
+    # the calls it names give Spark's digest of the file (the module runs in the classic pass only)
     expected = dsha.fingerprint(spark.read.parquet(path)).digest
     assert dsha.arrow.fingerprint(path).digest == expected
-    if os.environ.get("DSHA_SPARK_MODE") != "connect":
-        assert dsha.fingerprint_path(spark, path).digest == expected
+    assert dsha.fingerprint_path(spark, path).digest == expected
 
 
 def test_equal_and_diff_name_their_right_calls(spark, table):

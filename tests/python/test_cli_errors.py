@@ -16,8 +16,6 @@ from cli_runner import run_cli
 pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="the CLI is tested in the classic pass")
 
-CONNECT = os.environ.get("DSHA_SPARK_MODE") == "connect"
-
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
@@ -123,7 +121,6 @@ def test_bad_store_paths_are_refused_before_spark_starts(data, no_spark, tmp_pat
         _one_error(out, str(a_file / "store"))
 
 
-@pytest.mark.skipif(CONNECT, reason="the fresh process starts its own (classic) Spark; run once")
 def test_table_not_found_is_one_line_with_a_hive_hint_in_a_fresh_process(tmp_path):
     """PySpark 4's query-context logger (a JSON record with the JVM's stack) is silenced; Spark's advice about DROP
     does not apply; a table: input gets the Hive hint."""

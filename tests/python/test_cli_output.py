@@ -17,8 +17,6 @@ from dsha.store import open_store
 pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="the CLI is tested in the classic pass")
 
-CONNECT = os.environ.get("DSHA_SPARK_MODE") == "connect"
-
 
 @pytest.fixture(scope="module")
 def data(spark, tmp_path_factory):
@@ -46,7 +44,6 @@ def test_record_says_what_it_recorded_in_which_store(data, tmp_path):
     assert f"recorded daily_report in {store}" in out.stderr.splitlines()
 
 
-@pytest.mark.skipif(CONNECT, reason="manifests are written through a classic session's JVM")
 def test_no_cache_on_a_directory_with_a_manifest_says_it_was_not_used(data):
     root, df = data
     made = run_cli("hash", root / "t", "--engine", "spark", "--update-manifest")

@@ -210,7 +210,6 @@ def test_struct_field_order_is_not_a_difference(spark):
     assert not dsha.equal(left, right.withColumn("s", F.struct(F.col("s.b"), F.col("s.a").cast("int"))))
 
 
-@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect", reason="the CLI starts its own embedded Spark")
 def test_cli_diff_with_a_key_named_x(spark, tmp_path):
     """dsha diff --key x over tables with columns x, column, __dsha_side: exit 1 and the rows of exceptAll."""
     from cli_runner import run_cli
