@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Optional
 
 from dsha.dependencies import installed
 from dsha.errors import DshaNotLoadedError, DshaWarning
-from dsha.spark.session import FUNCTIONS
+from dsha.spark.session import has_functions
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
@@ -27,16 +27,8 @@ ENGINES = ("auto", "jvm", "python")
 _auto: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 
 
-def _has_functions(spark: SparkSessionLike) -> Optional[bool]:
-    """Whether the session has dsha's functions (None: its catalog cannot say, e.g. a server without that API)."""
-    try:
-        return all(spark.catalog.functionExists(f) for f in FUNCTIONS)
-    except Exception:  # any failure of the catalog call means "cannot say"
-        return None
-
-
 def _choose_auto(spark: SparkSessionLike) -> str:
-    present = _has_functions(spark)
+    present = has_functions(spark)  # (a positive answer also serves ensure_loaded)
     if present:
         return "jvm"
     if not (installed("pyarrow") and installed("numpy")):

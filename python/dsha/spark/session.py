@@ -20,8 +20,8 @@ else:
     py4j_gateway = lazy_module("py4j.java_gateway")
 
 __all__ = ["EXTENSION_CLASS", "FUNCTIONS", "DshaNotLoadedError", "UnsupportedSparkError", "bundled_jars",
-           "check_active_session", "configure", "ensure_loaded", "is_connect", "is_not_loaded_error", "jar_path",
-           "register", "session_settings", "spark_line", "spark_runtime", "translate_errors"]
+           "check_active_session", "configure", "ensure_loaded", "has_functions", "is_connect", "is_not_loaded_error",
+           "jar_path", "register", "session_settings", "spark_line", "spark_runtime", "translate_errors"]
 
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
 FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final",
@@ -198,20 +198,27 @@ def _not_loaded_message() -> str:
     return "dsha's SQL functions are not loaded in this Spark session. " + _HOW_TO.format(jar=_jar_or_placeholder())
 
 
+def has_functions(spark: SparkSessionLike) -> Optional[bool]:
+    """Whether the session has dsha's functions; None when its catalog cannot say (an older or restricted catalog
+    API, a server without it). Asks the catalog until a positive answer, which is remembered for the session."""
+    if spark in _loaded:
+        return True
+    try:
+        present = all(spark.catalog.functionExists(f) for f in FUNCTIONS)
+    except Exception:  # any failure of the catalog call means "cannot say"
+        return None
+    if present:
+        _loaded.add(spark)
+    return present
+
+
 def ensure_loaded(spark: SparkSessionLike) -> None:
     """Raises :class:`DshaNotLoadedError` with set-up instructions when the session lacks the dsha functions.
 
-    The check asks the catalog once per session (one round trip over Spark Connect) and remembers a positive answer.
-    """
-    if spark in _loaded:
-        return
-    try:
-        present = all(spark.catalog.functionExists(f) for f in FUNCTIONS)
-    except Exception:  # an older or restricted catalog API: let the query itself fail (see translate_errors)
-        return
-    if not present:
+    The check asks the catalog once per session (one round trip over Spark Connect) and remembers a positive answer;
+    when the catalog cannot say, the query itself fails (see translate_errors)."""
+    if has_functions(spark) is False:
         raise DshaNotLoadedError(_not_loaded_message())
-    _loaded.add(spark)
 
 
 def check_active_session() -> None:
