@@ -19,7 +19,7 @@ produced identical output) keeps it, so the assets downstream stay fresh; any ch
 Paths are digested by the Arrow engine (no JVM) when they are local Parquet, ORC or Arrow files, else by Spark
 (``engine=``, ``master=``); a Spark DataFrame by Spark, pyarrow, pandas and polars data by the Arrow engine. The
 materialisation or observation carries ``dsha/digest``, ``dsha/rows`` and ``dsha/algorithm`` as metadata.
-Install with ``pip install "dsha[dagster]"``.
+Install with ``pip install "./python[dagster]"`` (or the wheel with ``[dagster]``).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from dsha.core.fingerprint import Fingerprint
+from dsha.dependencies import install_hint
 from dsha.errors import MissingDependencyError
 from dsha.inputs import Path, Table, is_dataframe
 from dsha.orchestrators import fingerprint_on
@@ -34,7 +35,7 @@ from dsha.orchestrators import fingerprint_on
 try:
     import dagster as dg
 except ImportError as e:
-    raise MissingDependencyError(f'dsha.dagster needs Dagster ({e}): pip install "dsha[dagster]"',
+    raise MissingDependencyError(f'dsha.dagster needs Dagster ({e}): {install_hint("dagster")}',
                                  name="dagster") from None
 
 __all__ = ["DshaIOManager", "fingerprint_of", "io_manager", "metadata", "observable_source", "output", "written"]

@@ -7,17 +7,39 @@ says what to install. Type checkers see the real modules.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import importlib.util
+import re
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Optional
 
 from dsha.errors import MissingDependencyError
 
-__all__ = ["F", "installed", "lazy_module", "optional_module", "py4j_protocol", "pyspark", "pyspark_sql",
-           "pyspark_types"]
+__all__ = ["F", "install_hint", "installed", "lazy_module", "optional_module", "py4j_protocol", "pyspark",
+           "pyspark_sql", "pyspark_types"]
 
 # The extra of dsha's package that brings each top-level package.
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "arrow", "numpy": "arrow"}
+# What an extra brings when the installed package has no metadata to say it (a source tree on sys.path).
+_EXTRA_FALLBACK = {"spark": ["pyspark"], "connect": ["pyspark[connect]"], "arrow": ["pyarrow", "numpy"],
+                   "airflow": ["apache-airflow", "pyarrow", "numpy"], "dagster": ["dagster", "pyarrow", "numpy"],
+                   "openlineage": ["openlineage-python", "pyarrow", "numpy"]}
+
+
+def install_hint(extra: str) -> str:
+    """The pip command that installs what dsha's optional ``extra`` brings: ``pip install "pyarrow>=15" ...``.
+
+    It names the packages themselves, never ``dsha[extra]``: dsha is installed from its own wheel or checkout, and
+    pip would look ``dsha`` up on PyPI, where that name is not ours.
+    """
+    wanted = re.compile(r"""extra\s*==\s*["']""" + re.escape(extra) + r"""["']""")
+    try:
+        requirements = importlib.metadata.requires("dsha") or []
+    except importlib.metadata.PackageNotFoundError:
+        requirements = []
+    packages = [r.split(";")[0].strip() for r in requirements if ";" in r and wanted.search(r.split(";", 1)[1])]
+    packages = packages or _EXTRA_FALLBACK[extra]
+    return "pip install " + " ".join(f'"{p}"' if re.search(r"[<>=!~\[ ]", p) else p for p in packages)
 
 
 def installed(module: str) -> bool:
@@ -45,7 +67,7 @@ class _LazyModule(ModuleType):
                 if e.name is None or e.name.split(".")[0] != top:
                     raise
                 extra = _EXTRAS.get(top)
-                hint = f'pip install "dsha[{extra}]"' if extra else f"pip install {top}"
+                hint = install_hint(extra) if extra else f"pip install {top}"
                 raise MissingDependencyError(f"this dsha function needs {top}, which is not installed: {hint}",
                                              name=top) from None
             self.__dict__["_dsha_module"] = module

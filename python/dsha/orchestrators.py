@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
-from dsha.dependencies import installed, pyspark_sql
+from dsha.dependencies import install_hint, installed, pyspark_sql
 from dsha.errors import UsageError
 from dsha.inputs import Input, Path, as_input, fingerprint_input
 from dsha.skip import Changes, Inputs, StoreLike, _named, changed
@@ -54,7 +54,7 @@ def engine_for(inputs: Dict[str, Input], engine: str = "auto", spark: Optional[S
         if why_not:
             raise UsageError(why_not)
         if not installed("pyarrow"):
-            raise UsageError('engine="arrow" needs pyarrow and numpy: pip install "dsha[arrow]"')
+            raise UsageError(f'engine="arrow" needs pyarrow and numpy: {install_hint("arrow")}')
         return "arrow"
     return "arrow" if spark is None and why_not is None and installed("pyarrow") else "spark"
 

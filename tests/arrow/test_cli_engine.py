@@ -87,7 +87,7 @@ def test_version_names_the_arrow_engine_and_what_to_install_for_spark():
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].startswith("dsha ") and lines[1].startswith("algorithm: ")
-    assert 'spark: not installed (pip install "dsha[spark]")' in lines
+    assert 'spark: not installed (pip install "pyspark<5,>=3.5")' in lines
     assert f"arrow: pyarrow {pa.__version__}, numpy {numpy.__version__}" in lines
     assert lines[-1] == "engines: arrow"
     assert "No module named" not in out.stdout + out.stderr and not any(line.startswith("jar:") for line in lines)

@@ -78,7 +78,8 @@ def test_version_without_numpy_says_what_to_install(monkeypatch):
 
     monkeypatch.setattr(cli_parser, "installed", lambda m: m != "numpy")
     lines = version_text().splitlines()
-    assert 'arrow: not installed: no numpy (pip install "dsha[arrow]")' in lines
+    # the packages themselves: `dsha[arrow]` would make pip look dsha up on PyPI, where that name is not ours
+    assert 'arrow: not installed: no numpy (pip install "pyarrow>=15" "numpy>=1.23")' in lines
     assert lines[-1] == "engines: spark"
 
 
@@ -96,7 +97,7 @@ def test_auto_does_not_pick_the_arrow_engine_without_numpy(data, monkeypatch):
     # asked for by name, the Arrow engine says what to install
     out = run_cli("hash", root / "u", "--engine", "arrow")
     assert out.returncode == 2
-    assert out.stderr.strip() == 'dsha: error: --engine arrow needs pyarrow and numpy: pip install "dsha[arrow]"'
+    assert out.stderr.strip() == 'dsha: error: --engine arrow needs pyarrow and numpy: pip install "pyarrow>=15" "numpy>=1.23"'
 
 
 def test_version_of_falls_back_to_the_module(monkeypatch):

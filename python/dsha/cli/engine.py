@@ -10,7 +10,7 @@ from typing import Callable, List, Optional, Tuple
 
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
-from dsha.dependencies import installed
+from dsha.dependencies import install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
 
@@ -60,17 +60,17 @@ def choose(args: argparse.Namespace) -> str:
         if why_not:
             raise UsageError(why_not)
         if not arrow_installed():
-            raise UsageError('--engine arrow needs pyarrow and numpy: pip install "dsha[arrow]"')
+            raise UsageError(f"--engine arrow needs pyarrow and numpy: {install_hint('arrow')}")
         return "arrow"
     if args.engine == "spark":
         if not installed("pyspark"):
-            raise UsageError('--engine spark needs pyspark: pip install "dsha[spark]"')
+            raise UsageError(f"--engine spark needs pyspark: {install_hint('spark')}")
         return "spark"
     if not installed("pyspark"):
         if why_not:
-            raise UsageError(f'{why_not}, and pyspark is not installed (pip install "dsha[spark]")')
+            raise UsageError(f"{why_not}, and pyspark is not installed ({install_hint('spark')})")
         if not arrow_installed():
-            raise UsageError('neither engine is installed: pip install "dsha[arrow]" or "dsha[spark]"')
+            raise UsageError(f"neither engine is installed: {install_hint('arrow')}, or {install_hint('spark')}")
         return "arrow"
     if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
         return "spark"

@@ -11,7 +11,7 @@ from typing import Any, Optional, Sequence, Union
 from dsha import ALGORITHM, __version__
 from dsha.cli import compare, diff, hash, store
 from dsha.cli.engine import arrow_installed
-from dsha.dependencies import installed
+from dsha.dependencies import install_hint, installed
 from dsha.spark.session import jar_path, spark_runtime
 
 __all__ = ["parser", "version_text"]
@@ -33,13 +33,13 @@ def version_text() -> str:
         except Exception as e:  # no jar for this Spark: the error names the lines dsha supports
             lines.append(f"jar: none: {e}")
     else:
-        lines.append('spark: not installed (pip install "dsha[spark]")')
+        lines.append(f"spark: not installed ({install_hint('spark')})")
     if arrow_installed():
         lines.append(f"arrow: pyarrow {_version_of('pyarrow')}, numpy {_version_of('numpy')}")
         engines.append("arrow")
     else:
         missing = " and ".join(m for m in ("pyarrow", "numpy") if not installed(m))
-        lines.append(f'arrow: not installed: no {missing} (pip install "dsha[arrow]")')
+        lines.append(f"arrow: not installed: no {missing} ({install_hint('arrow')})")
     lines.append(f"engines: {', '.join(engines) or 'none'}")
     return "\n".join(lines)
 
