@@ -14,6 +14,9 @@ Inputs are local paths, Hadoop paths, ``"table:NAME"`` (templated, as ``step``, 
 engine: with ``conn_id`` (an Airflow connection such as ``spark_default``: its host, and port, are the Spark master),
 a Spark session on that master; without it, the Arrow engine (no JVM) for local Parquet, ORC or Arrow files, else
 a local Spark session (``engine=`` forces one). Install with ``pip install "dsha[airflow]"``.
+
+With Airflow's OpenLineage provider configured (and dsha's extra ``openlineage``), each operator's task reports
+its inputs as OpenLineage datasets carrying the ``dsha`` facet of the fingerprints it took (``dsha.openlineage``).
 """
 from __future__ import annotations
 
@@ -66,7 +69,25 @@ def _changes(step: str, inputs: Any, store: str, version: Optional[str], engine:
                       engine="spark" if conn_id and engine == "auto" else engine)
 
 
-class _Inputs:
+class _Lineage:
+    """What Airflow's OpenLineage provider asks an operator after a task succeeded: its inputs as OpenLineage
+    datasets with the ``dsha`` facet of the fingerprints the task took (none when it took none). Tables are named
+    in ``lineage_table_namespace`` (set it to your lineage backend's, e.g. ``hive://host:port``)."""
+
+    lineage_table_namespace = "spark_catalog"
+    _dsha_taken: Optional[Record] = None
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        from airflow.providers.openlineage.extractors import OperatorLineage
+
+        from dsha.openlineage import input_datasets
+
+        if self._dsha_taken is None:
+            return None
+        return OperatorLineage(inputs=input_datasets(self._dsha_taken, self.lineage_table_namespace))
+
+
+class _Inputs(_Lineage):
     """The settings a check and a sensor share, and the comparison they make."""
 
     def _settings(self, step: str, inputs: Any, store: str, version: Optional[str], engine: str,
@@ -99,6 +120,7 @@ class DshaCheckOperator(BaseOperator, SkipMixin, _Inputs):
 
     def execute(self, context: Any) -> None:
         changes = self.changes()
+        self._dsha_taken = changes.current
         context["ti"].xcom_push(key=XCOM_KEY, value=summary(changes))
         self.log.info("dsha: %s: %s", self.step, changes.explain())
         if changes or self.mode == "xcom":
@@ -110,7 +132,7 @@ class DshaCheckOperator(BaseOperator, SkipMixin, _Inputs):
             self.skip(ti=context["ti"], tasks=downstream)
 
 
-class DshaRecordOperator(BaseOperator):
+class DshaRecordOperator(BaseOperator, _Lineage):
     """Records a step's fingerprints in ``store``, after the step succeeded: those a ``DshaCheckOperator`` or
     ``DshaChangedSensor`` took (``check_task_id``: an input that changed while the step ran shows as changed next
     time), or, without it, those of ``inputs`` now (as ``dsha record``)."""
@@ -138,6 +160,7 @@ class DshaRecordOperator(BaseOperator):
             master = spark_master(self.conn_id) if self.conn_id else None
             record = record_taken(Record.from_json(taken["record"], f"XCom of task {self.check_task_id!r}"),
                                   self.store, master=master)
+        self._dsha_taken = record
         self.log.info("dsha: recorded %s at %s", record.name, record.recorded_at)
         return record.recorded_at
 
@@ -161,5 +184,6 @@ class DshaChangedSensor(BaseSensorOperator, _Inputs):
         changes = self.changes()
         self.log.info("dsha: %s: %s", self.step, changes.explain())
         if changes:
+            self._dsha_taken = changes.current
             context["ti"].xcom_push(key=XCOM_KEY, value=summary(changes))
         return bool(changes)

@@ -29,10 +29,11 @@ LAYERS: List[Tuple[int, str, List[str]]] = [
     (4, "inputs", ["dsha.inputs"]),
     (5, "store and skip", ["dsha.store", "dsha.skip", "dsha.orchestrators"]),
     (6, "the package's names", ["dsha"]),
-    (7, "cli", ["dsha.cli", "dsha.cli.*", "dsha.__main__"]),
-    (7, "airflow", ["dsha.airflow"]),
-    (7, "dagster", ["dsha.dagster"]),
-    (7, "testing", ["dsha.testing", "dsha.testing.*"]),
+    (7, "lineage", ["dsha.openlineage"]),
+    (8, "cli", ["dsha.cli", "dsha.cli.*", "dsha.__main__"]),
+    (8, "airflow", ["dsha.airflow"]),
+    (8, "dagster", ["dsha.dagster"]),
+    (8, "testing", ["dsha.testing", "dsha.testing.*"]),
 ]
 
 
@@ -167,6 +168,7 @@ def test_import_dsha_loads_neither_pyspark_nor_the_command_line():
     out = subprocess.run([sys.executable, "-c", "import dsha, sys; print('pyspark' in sys.modules, "
                                                 "'dsha.cli' in sys.modules, "
                                                 "any(m in sys.modules for m in ('airflow', 'dagster', "
+                                                "'openlineage', 'dsha.openlineage', "
                                                 "'dsha.airflow', 'dsha.dagster', 'dsha.orchestrators', "
                                                 "'dsha.testing', 'pytest')), "
                                                 "dsha.__file__)"],

@@ -6,6 +6,7 @@ test runs them:
 
 pyarrow writes the inputs, the Arrow engine digests them; one test asks for the classic local SparkSession.
 """
+import json
 import logging
 import os
 import subprocess
@@ -45,8 +46,9 @@ def spark():
 @pytest.fixture(scope="session")
 def airflow_home(tmp_path_factory):
     """A throwaway Airflow: its home and SQLite metadata database in a temporary folder (`airflow db migrate`), the
-    DAGs folder examples/airflow, no example DAGs. Set before this process imports airflow (which reads its settings
-    once); the Airflow tests ask for this fixture first."""
+    DAGs folder examples/airflow, no example DAGs, OpenLineage's provider writing its events to openlineage.jsonl
+    there (file transport; emitted in a thread of the task, not a forked process). Set before this process imports
+    airflow (which reads its settings once); the Airflow tests ask for this fixture first."""
     assert "airflow" not in sys.modules, "airflow was imported before its settings were made"
     home = tmp_path_factory.mktemp("airflow_home")
     settings = {
@@ -54,6 +56,10 @@ def airflow_home(tmp_path_factory):
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
         "AIRFLOW__CORE__DAGS_FOLDER": os.path.join(EXAMPLES, "airflow"),
         "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "append": True,
+                                                       "log_file_path": str(home / "openlineage.jsonl")}),
+        "AIRFLOW__OPENLINEAGE__NAMESPACE": "dsha-tests",
+        "AIRFLOW__OPENLINEAGE__EXECUTE_IN_THREAD": "True",
     }
     os.environ.update(settings)
     done = subprocess.run([sys.executable, "-m", "airflow", "db", "migrate"], capture_output=True, text=True,

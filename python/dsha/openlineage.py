@@ -1,0 +1,183 @@
+"""OpenLineage facets of dsha digests: which version of a dataset a run read or wrote, as the ``dsha`` dataset facet.
+
+    event = dsha.openlineage.attach(event, {"/data/orders": "/data/orders"})   # a RunEvent built by the caller
+    client.emit(event)
+
+The facet (``DshaDatasetFacet``, key ``"dsha"`` in a dataset's ``facets``) holds the algorithm, the digest, the row
+count, the schema digest, whether the digest is exact (a content digest) or approximate (``dsha-meta-v1``, SPEC.md
+§13), and the dsha version. Its JSON schema ships in the package (``DshaDatasetFacet.json``, :func:`facet_schema`)
+and is what the facet's ``_schemaURL`` names. ``dsha.airflow``'s operators return these facets to Airflow's
+OpenLineage provider (``get_openlineage_facets_on_complete``), so a DAG run with OpenLineage configured emits them.
+
+Datasets are named as OpenLineage names them (its naming conventions): a local path is namespace ``file`` and its
+absolute path; ``scheme://host/path`` is namespace ``scheme://host`` and the path (the object key for object
+stores); a table ``table:NAME`` is namespace ``table_namespace`` (default ``spark_catalog``: give the one your
+lineage backend uses, such as ``hive://host:port``) and ``NAME``. Needs openlineage-python (dsha's extra
+``openlineage``).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
+from urllib.parse import urlsplit
+
+from dsha.errors import MissingDependencyError, UsageError
+
+try:
+    import attr
+    from openlineage.client.event_v2 import Dataset, InputDataset, OutputDataset, RunEvent
+    from openlineage.client.facet_v2 import DatasetFacet
+except ImportError as e:
+    raise MissingDependencyError(f"dsha.openlineage needs openlineage-python ({e}): pip install openlineage-python "
+                                 "(dsha's extra openlineage)", name="openlineage") from None
+import dsha
+from dsha.core.algorithms import META_ALGORITHM
+from dsha.core.fingerprint import Fingerprint
+from dsha.core.paths import local_path
+from dsha.orchestrators import fingerprint_on
+from dsha.store import InputRecord, Record
+
+if TYPE_CHECKING:
+    from dsha.spark.types import SparkSessionLike
+
+__all__ = ["FACET", "PRODUCER", "SCHEMA_FILE", "SCHEMA_URL", "DshaDatasetFacet", "attach", "dataset_name", "facet",
+           "facet_schema", "input_dataset", "input_datasets", "output_dataset", "with_facet"]
+
+FACET = "dsha"
+# The facet schema's identifier (its "$id"), versioned as OpenLineage versions its facets; the document is
+# SCHEMA_FILE, shipped in the package (and in the repository: python/dsha/DshaDatasetFacet.json).
+SCHEMA_URL = "https://dsha.io/spec/openlineage/facets/1-0-0/DshaDatasetFacet.json#/$defs/DshaDatasetFacet"
+SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "DshaDatasetFacet.json")
+PRODUCER = f"https://dsha.io/python/{dsha.__version__}"
+DEFAULT_TABLE_NAMESPACE = "spark_catalog"
+_OBJECT_STORES = frozenset({"s3", "s3a", "s3n", "gs", "gcs"})
+
+D = TypeVar("D", bound=Dataset)
+
+
+@attr.define
+class DshaDatasetFacet(DatasetFacet):
+    """The dsha digest of a dataset as a run read or wrote it: equal digests, equal tables (SPEC.md). Its fields
+    are camelCase, as OpenLineage's are; :func:`facet` makes one from a fingerprint, produced by dsha."""
+
+    algorithm: str = attr.field(kw_only=True)
+    """the algorithm's id, such as ``dsha-v1``"""
+    digest: str = attr.field(kw_only=True)
+    """the final digest, as ``dsha(*)`` prints it"""
+    rowCount: int = attr.field(kw_only=True)
+    """the number of rows digested"""
+    exact: bool = attr.field(kw_only=True)
+    """true for a content digest; false for ``dsha-meta-v1``, an approximation from file or table metadata"""
+    schemaDigest: Optional[str] = attr.field(default=None, kw_only=True)
+    """SHA-256 of the canonical schema, hex"""
+    dshaVersion: str = attr.field(default=dsha.__version__, kw_only=True)
+    """the dsha release that computed the digest"""
+
+    @staticmethod
+    def _get_schema() -> str:
+        return SCHEMA_URL
+
+
+def facet(fingerprint: Fingerprint) -> DshaDatasetFacet:
+    """The facet of a fingerprint (``dsha.fingerprint``, ``dsha.arrow.fingerprint``, a store's record)."""
+    # attrs names the base's _producer `producer` in __init__ (the linting environment has no openlineage to show it)
+    return DshaDatasetFacet(producer=PRODUCER,  # type: ignore[call-arg]
+                            algorithm=fingerprint.algorithm, digest=fingerprint.digest, rowCount=fingerprint.rows,
+                            exact=fingerprint.algorithm != META_ALGORITHM,
+                            schemaDigest=fingerprint.schema_digest or None)
+
+
+def facet_schema() -> Dict[str, Any]:
+    """The facet's JSON schema (JSON Schema 2020-12; its ``$defs/DshaDatasetFacet`` extends OpenLineage's
+    ``DatasetFacet``)."""
+    with open(SCHEMA_FILE, encoding="utf-8") as f:
+        schema: Dict[str, Any] = json.load(f)
+    return schema
+
+
+def dataset_name(source: str, table_namespace: str = DEFAULT_TABLE_NAMESPACE) -> Tuple[str, str]:
+    """OpenLineage's ``(namespace, name)`` of a path or ``"table:NAME"`` (see the module)."""
+    if source.startswith("table:"):
+        return table_namespace, source[len("table:"):]
+    local = local_path(source)
+    if local is not None:
+        return "file", os.path.abspath(local)
+    parts = urlsplit(source)
+    path = parts.path.lstrip("/") if parts.scheme in _OBJECT_STORES else (parts.path or "/")
+    return f"{parts.scheme}://{parts.netloc}", path
+
+
+def with_facet(dataset: D, fingerprint: Fingerprint) -> D:
+    """A copy of ``dataset`` (an ``InputDataset``, ``OutputDataset``, ``Dataset``) with the ``dsha`` facet of
+    ``fingerprint`` among its facets (replacing one it had)."""
+    return attr.evolve(dataset, facets={**(dataset.facets or {}), FACET: facet(fingerprint)})
+
+
+def _fingerprint(data: Any, engine: str, spark: Optional[SparkSessionLike]) -> Fingerprint:
+    return data if isinstance(data, Fingerprint) else fingerprint_on(data, engine=engine, spark=spark)
+
+
+def _named(data: Any, name: Optional[str], namespace: Optional[str]) -> Tuple[str, str]:
+    if name is not None:
+        return namespace or "dsha", name
+    source = data if isinstance(data, str) else getattr(data, "path", None)
+    if not isinstance(source, str):
+        raise UsageError(f"dsha.openlineage: name= is needed for {type(data).__name__} (a dataset is named by its "
+                         "path or table)")
+    ns, n = dataset_name(source, namespace or DEFAULT_TABLE_NAMESPACE)
+    return (namespace or ns), n
+
+
+def input_dataset(data: Any, *, name: Optional[str] = None, namespace: Optional[str] = None, engine: str = "auto",
+                  spark: Optional[SparkSessionLike] = None) -> InputDataset:
+    """An ``InputDataset`` carrying the ``dsha`` facet of ``data`` (a path, ``dsha.Path``, ``"table:NAME"``, a
+    DataFrame, or a ``Fingerprint`` already taken), digested on ``engine`` (as ``dsha.orchestrators``: Arrow for
+    local typed files without a session, else Spark); named after its path or table unless ``name=`` is given
+    (then in ``namespace``, default ``dsha``)."""
+    ns, n = _named(data, name, namespace)
+    return with_facet(InputDataset(namespace=ns, name=n), _fingerprint(data, engine, spark))
+
+
+def output_dataset(data: Any, *, name: Optional[str] = None, namespace: Optional[str] = None, engine: str = "auto",
+                   spark: Optional[SparkSessionLike] = None) -> OutputDataset:
+    """As :func:`input_dataset`, an ``OutputDataset`` (what a run wrote: digest it after the write)."""
+    ns, n = _named(data, name, namespace)
+    return with_facet(OutputDataset(namespace=ns, name=n), _fingerprint(data, engine, spark))
+
+
+def _record_dataset(key: str, record: InputRecord, table_namespace: str) -> InputDataset:
+    ns, n = ("dsha", key) if record.source is None else dataset_name(
+        f"table:{record.source}" if record.kind == "table" else record.source, table_namespace)
+    return with_facet(InputDataset(namespace=ns, name=n), record.fingerprint)
+
+
+def input_datasets(record: Record, table_namespace: str = DEFAULT_TABLE_NAMESPACE) -> List[InputDataset]:
+    """The inputs of a store's record (what ``dsha.changed`` took, or recorded), each with its ``dsha`` facet; an
+    input without a source (a DataFrame) is named by its key, in namespace ``dsha``."""
+    return [_record_dataset(k, r, table_namespace) for k, r in sorted(record.inputs.items())]
+
+
+def attach(event: RunEvent, digests: Mapping[Union[str, Tuple[str, str]], Any], *, engine: str = "auto",
+           spark: Optional[SparkSessionLike] = None) -> RunEvent:
+    """A copy of ``event`` whose inputs and outputs named in ``digests`` carry the ``dsha`` facet. A key is a
+    dataset's name or its ``(namespace, name)``; a value, what to digest (as :func:`input_dataset` takes it) or a
+    ``Fingerprint``. A key that names no dataset of the event is an error (a misspelt name would be lost)."""
+    taken = {k: _fingerprint(v, engine, spark) for k, v in digests.items()}
+    used = set()
+
+    def one(d: D) -> D:
+        for key in ((d.namespace, d.name), d.name):
+            if key in taken:
+                used.add(key)
+                return with_facet(d, taken[key])
+        return d
+
+    inputs = [one(d) for d in event.inputs or []]
+    outputs = [one(d) for d in event.outputs or []]
+    missing = [k for k in taken if k not in used]
+    if missing:
+        names = sorted(f"{d.namespace} {d.name}" for d in [*(event.inputs or []), *(event.outputs or [])])
+        raise UsageError(f"dsha.openlineage.attach: no input or output of the event is named {missing} "
+                         f"(its datasets: {names})")
+    return attr.evolve(event, inputs=inputs, outputs=outputs)
