@@ -1,4 +1,5 @@
-"""``dsha diff A B``: the rows that differ between two tables (SPEC.md §17), printed or written as Parquet."""
+"""``dsha diff A B``: the rows that differ between two tables (SPEC.md §17), printed or written as Parquet, and a
+report to look at (``--html``)."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     d.add_argument("--output", metavar="DIR",
                    help="write the differing rows as Parquet: DIR/only_left, DIR/only_right, DIR/changed (with "
                         "--key); DIR must not exist")
+    d.add_argument("--html", metavar="FILE",
+                   help="also write a report to look at: one self-contained HTML page (counts, schema and per-column "
+                        "differences, up to --limit differing rows of each kind, both digests); FILE must not exist")
     d.add_argument("--column-digests", action="store_true",
                    help="also each column's digest in the first pass: which columns differ, before rows are read "
                         "(one more hash per value)")
@@ -52,6 +56,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UsageError("--limit is a number of rows, 0 or more")
     if args.output:
         _check_creatable(args.output)
+    if args.html:
+        _check_new_file(args.html)
 
 
 def _check_creatable(output: str) -> None:
@@ -69,6 +75,20 @@ def _check_creatable(output: str) -> None:
         raise UsageError(f"--output {output} cannot be made: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"--output {output} cannot be made: {parent} is not writable")
+
+
+def _check_new_file(html: str) -> None:
+    """--html names a new local file in an existing writable directory: checked before the diff runs."""
+    local = local_path(html)
+    if local is None:
+        raise UsageError(f"--html {html}: the report is written to a local file; give a local path")
+    if os.path.lexists(local):
+        raise UsageError(f"--html {html} exists: give a new file (nothing is overwritten)")
+    parent = os.path.dirname(os.path.abspath(local))
+    if not os.path.isdir(parent):
+        raise UsageError(f"--html {html} cannot be written: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--html {html} cannot be written: {parent} is not writable")
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
@@ -92,11 +112,15 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
             for name, df in frames.items():
                 if df is not None:
                     df.write.parquet(os.path.join(args.output, name))
+        if args.html:
+            d.to_html(local_path(args.html), max_rows=args.limit, names=(args.left, args.right))
         if args.json:
             out = d.to_dict()
             out.update(left_source=args.left, right_source=args.right, rows=shown, seconds=round(seconds, 3))
             if args.output:
                 out["output"] = args.output
+            if args.html:
+                out["html"] = args.html
             print(json.dumps(out))
         else:
             _print_text(args, d, shown, seconds)
@@ -129,4 +153,6 @@ def _print_text(args: argparse.Namespace, d: Diff, shown: Dict[str, List[Any]], 
             print("  " + json.dumps(r))
     if args.output and not d.schema_difference:
         print(f"differing rows written to {args.output}", file=sys.stderr)
+    if args.html:
+        print(f"report written to {args.html}", file=sys.stderr)
     print(f"time: {seconds:.2f} s  method: {d.method}", file=sys.stderr)

@@ -14,6 +14,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
+from dsha.core.algorithms import DEFAULT as DEFAULT_ALGORITHM
+from dsha.core.diff_html import MAX_CHARS
+from dsha.core.diff_html import render as render_html
+from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, repr_text
+from dsha.core.diff_report import explain as explain_text
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
 from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
@@ -24,14 +29,15 @@ from dsha.spark.session import ensure_loaded, session_settings, translate_errors
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike
 
-__all__ = ["DEFAULT_CELLS", "DEFAULT_MAX_CELLS", "MAX_CELLS", "Diff", "DiffError", "SchemaDifference", "cells_for",
-           "diff", "schema_difference"]
+__all__ = ["DEFAULT_CELLS", "DEFAULT_MAX_CELLS", "MAX_CELLS", "REPORT_ROWS", "Diff", "DiffError", "SchemaDifference",
+           "cells_for", "diff", "schema_difference"]
 
 # Cells of the first sketch (3·2^14: 2.25 MiB per task, decodes about 35,000 distinct differing rows) and the most a
 # retry may use (3·2^18: 36 MiB per task, about 600,000); beyond it the diff falls back to a join of digest counts.
 DEFAULT_CELLS = 49152
 DEFAULT_MAX_CELLS = 786432
 MAX_CELLS = 1 << 24
+REPORT_ROWS = 20  # differing rows of each kind a report shows (Diff.to_html, Diff._repr_html_)
 
 @dataclass
 class Diff:
@@ -74,6 +80,7 @@ class Diff:
     changed: Optional[DataFrameLike] = None
     _cached: List[DataFrameLike] = field(default_factory=list, repr=False)
     _columns_from: Optional[Callable[[], Dict[str, int]]] = field(default=None, repr=False)
+    algorithm: str = DEFAULT_ALGORITHM  # the sketch's row digests and both digests are dsha-v1's (SPEC.md §17)
 
     def __bool__(self) -> bool:
         return self.equal
@@ -104,18 +111,7 @@ class Diff:
         return df
 
     def __repr__(self) -> str:
-        # a few lines, no job run (``columns`` may need one)
-        lines = [f"Diff(equal={self.equal}, method={self.method!r},"]
-        if self.schema_difference:
-            lines += ["    " + line.strip() + "," for line in self.schema_difference.explain().splitlines()[1:]]
-        else:
-            lines += [f"    left=(digest={self.left_digest!r}, rows={self.left_rows}),",
-                      f"    right=(digest={self.right_digest!r}, rows={self.right_rows}),",
-                      f"    only_left={self.only_left_count}, only_right={self.only_right_count}, "
-                      f"changed={self.changed_count},"]
-            if self.key:
-                lines.append(f"    key={self.key!r},")
-        return "\n".join([*lines, ")"])
+        return repr_text(self.summary(columns=False))  # a few lines, no job run (``columns`` may need one)
 
     @property
     def columns(self) -> Dict[str, int]:
@@ -161,24 +157,77 @@ class Diff:
         """What differs, for people, in a few lines: the schema difference; or "equal" with the digest and row
         count; or the row counts of each side, the rows only on one side and (with a key) changed, the columns that
         differ (by their differing rows, and by their column digests when computed) and the method used."""
-        if self.schema_difference:
-            return self.schema_difference.explain()
-        if self.equal:
-            return f"equal: {self.left_digest} ({self.left_rows} rows)"
-        parts = [f"{self.left_rows} rows left, {self.right_rows} right: {self.only_left_count} only left, "
-                 f"{self.only_right_count} only right"]
-        if self.key:
-            parts[0] += f", {self.changed_count} changed (key {', '.join(self.key)})"
-            if self.duplicate_keys:
-                parts.append(f"{self.duplicate_keys} keys are on several differing rows of a side: not paired")
-        differing = {c: n for c, n in self.columns.items() if n}
-        if differing:
-            parts.append("columns: " + ", ".join(f"{c} {n}" for c, n in differing.items()))
-        digests = [c for c, same in self.column_digests.items() if not same]
-        if digests:
-            parts.append("column digests differ: " + ", ".join(digests))
-        parts.append(f"method: {self.method}")
-        return "\n".join(parts)
+        return explain_text(self.summary())
+
+    def summary(self, columns: bool = True) -> DiffSummary:
+        """The numbers of this diff, as both its text (``explain``) and its HTML report show them; ``columns=False``
+        leaves the per-column counts out (they may need a job)."""
+        return DiffSummary(
+            equal=self.equal, algorithm=self.algorithm, method=self.method, left_rows=self.left_rows,
+            right_rows=self.right_rows, left_digest=self.left_digest, right_digest=self.right_digest,
+            only_left=self.only_left_count, only_right=self.only_right_count, changed=self.changed_count,
+            key=tuple(self.key or ()), duplicate_keys=self.duplicate_keys,
+            columns=tuple(self.columns.items()) if columns else None,
+            column_digests=tuple(self.column_digests.items()),
+            schema=self.schema_difference.changes() if self.schema_difference else None)
+
+    def report(self, max_rows: int = REPORT_ROWS, names: Tuple[str, str] = ("left", "right")) -> DiffReport:
+        """The summary and the first ``max_rows`` differing rows of each kind (only left, only right, and with a key
+        the changed values), collected: what ``to_html`` renders. One small job per kind of row that has rows."""
+        if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
+            raise ValueError(f"max_rows is a number of rows, 0 or more, not {max_rows!r}")
+        summary = self.summary()
+        sections: List[RowsShown] = []
+        if not self.schema_difference and not self.equal:
+            kinds = [("only_left", self._only_left, self.only_left_count),
+                     ("only_right", self._only_right, self.only_right_count)]
+            if self.key:
+                kinds.insert(0, ("changed", self.changed, sum(n for _, n in summary.differing_columns)))
+            for kind, df, total in kinds:
+                if df is None or total <= 0:
+                    continue
+                fields = df.schema.fields
+                rows = df.limit(max_rows).collect() if max_rows else []
+                sections.append(RowsShown(kind=kind, columns=tuple(f.name for f in fields),
+                                          types=tuple(f.dataType.simpleString() for f in fields),
+                                          rows=tuple(tuple(_plain(v) for v in r) for r in rows), total=total))
+        return DiffReport(summary=summary, sections=tuple(sections), max_rows=max_rows, names=names)
+
+    def to_html(self, path: Optional[str] = None, max_rows: int = REPORT_ROWS, max_chars: int = MAX_CHARS,
+                names: Tuple[str, str] = ("left", "right")) -> str:
+        """A report of this diff as one self-contained HTML page (no script, no network): equal or not, the schema
+        difference, row counts, the differing rows counted and per column, the first ``max_rows`` differing rows of
+        each kind (with how many more there are), the algorithm and both digests. Values longer than ``max_chars``
+        characters are cut, visibly; ``names`` are what the two sides are called. Returned, and written to ``path``
+        (a local file, UTF-8, replaced if it exists) when one is given."""
+        page = render_html(self.report(max_rows, names), document=True, max_chars=max_chars)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(page)
+        return page
+
+    def _repr_html_(self) -> str:
+        """The report in a notebook (Jupyter, and Databricks' ``displayHTML(d._repr_html_())``)."""
+        return render_html(self.report(REPORT_ROWS), document=False)
+
+
+def _plain(v: Any) -> Any:
+    """A collected value as plain Python for a report: structs (Rows) as dicts, at any depth."""
+    if isinstance(v, pyspark_types.Row):
+        return {k: _plain(x) for k, x in v.asDict().items()}
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {(k if _hashable(k) else repr(_plain(k))): _plain(x) for k, x in v.items()}
+    return v
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
 
 
 def _valid_cells(n: int) -> bool:

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Tuple
 
+from dsha.core.diff_report import SchemaChanges
 from dsha.dependencies import F, pyspark_types
 from dsha.spark.diff_names import quoted
 
@@ -30,10 +31,11 @@ class SchemaDifference:
         return bool(self.added or self.removed or self.retyped)
 
     def explain(self) -> str:
-        lines = [f"  added:   {n} {t}" for n, t in self.added]
-        lines += [f"  removed: {n} {t}" for n, t in self.removed]
-        lines += [f"  retyped: {n} {a} -> {b}" for n, a, b in self.retyped]
-        return "schemas differ:\n" + "\n".join(lines)
+        return self.changes().explain()
+
+    def changes(self) -> SchemaChanges:
+        """The same difference as the backend-free value that diff reports are made of."""
+        return SchemaChanges(tuple(self.added), tuple(self.removed), tuple(self.retyped))
 
     def to_dict(self) -> dict:
         return {"added": [{"column": n, "type": t} for n, t in self.added],
