@@ -1,0 +1,1 @@
+select id, id % 7 as k from range(500)

@@ -1,0 +1,3 @@
+{{ config(materialized='view') }}
+-- orders without one row
+select id, k from {{ ref('orders') }} where id <> 7
