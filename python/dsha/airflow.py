@@ -13,7 +13,7 @@ last record. Each pushes what it found as the XCom ``"dsha"``: ``{"step", "chang
 Inputs are local paths, Hadoop paths, ``"table:NAME"`` (templated, as ``step``, ``store`` and ``version``). The
 engine: with ``conn_id`` (an Airflow connection such as ``spark_default``: its host, and port, are the Spark master),
 a Spark session on that master; without it, the Arrow engine (no JVM) for local Parquet, ORC or Arrow files, else
-a local Spark session (``engine=`` forces one). Install with ``pip install "dsha[airflow]"``.
+a local Spark session (``engine=`` forces one). Install with ``pip install "./python[airflow]"``.
 
 With Airflow's OpenLineage provider configured (and dsha's extra ``openlineage``), each operator's task reports
 its inputs as OpenLineage datasets carrying the ``dsha`` facet of the fingerprints it took (``dsha.openlineage``).
@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional
 
+from dsha.dependencies import install_hint
 from dsha.errors import MissingDependencyError, UsageError
 
 try:
     from airflow.sdk import BaseHook, BaseOperator, BaseSensorOperator, SkipMixin
     from airflow.sdk.exceptions import AirflowFailException
 except ImportError as e:  # none, or Airflow 2 (no airflow.sdk)
-    raise MissingDependencyError(f'dsha.airflow needs Airflow 3 ({e}): pip install "dsha[airflow]"',
+    raise MissingDependencyError(f'dsha.airflow needs Airflow 3 ({e}): {install_hint("airflow")}',
                                  name="airflow") from None
 from dsha.orchestrators import ENGINES, changes_on, record_taken
 from dsha.skip import Changes

@@ -26,3 +26,9 @@ def test_each_extra_installs_what_pyproject_declares():
         named = [q or b for q, b in _requirements(install_hint(extra))]
         assert sorted(map(_normal, named)) == sorted(map(_normal, declared)), extra
 
+
+
+def test_no_message_in_the_package_tells_pip_to_install_dsha_by_name():
+    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in (ROOT / "python" / "dsha").rglob("*.py")
+                 for n, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"pip install \S*dsha\[", line)]
+    assert offenders == []
