@@ -306,6 +306,23 @@ def test_an_equal_diff_and_the_notebook_fragment(sides, tmp_path, monkeypatch):
     assert (tmp_path / "r.html").read_text(encoding="utf-8") == written == page
 
 
+def test_a_failed_assert_equal_writes_the_report_it_names(sides, tmp_path):
+    from dsha.testing import assert_equal
+
+    left, right = sides
+    assert_equal(left, left, html=str(tmp_path / "passed.html"))
+    assert os.listdir(tmp_path) == []  # a passing assertion writes nothing
+    with pytest.raises(AssertionError) as e:
+        assert_equal(left, right, html=str(tmp_path / "failed.html"))
+    assert str(e.value).endswith(f"\nreport: {tmp_path / 'failed.html'}")
+    root = parse((tmp_path / "failed.html").read_text(encoding="utf-8"))
+    assert root.one("h2").text().startswith("dsha diff: actual vs expected")
+    assert count(field(root, "left_rows")) == 40 and count(field(root, "right_rows")) == 41
+    assert count(field(root, "only_left")) == 4 and count(field(root, "only_right")) == 5
+    assert Counter(section_rows(root, "only_left")[0]) == Counter(
+        tuple(map(shown, r)) for r in left.exceptAll(right).collect())
+
+
 @pytest.fixture(scope="module")
 def parquet(spark, sides, tmp_path_factory):
     root = tmp_path_factory.mktemp("diff_html")
@@ -361,6 +378,8 @@ def _png_size(data):
 def test_chromium_renders_the_report(keyed, hostile, tmp_path):
     browser = shutil.which("chromium")
     if browser is None:
+        if os.environ.get("CI") == "true":  # dev/run test installs it there: a skip would hide a broken install
+            pytest.fail("no chromium on PATH on CI, where dev/run's system_packages installs it")
         pytest.skip("no chromium on PATH (Debian's package; dev/run test installs it: apt-get install chromium)")
     (d, keyed_page), (_, hostile_page) = keyed, hostile
     changed = [tuple(str(v) for v in r) for r in d.changed.collect()]

@@ -34,6 +34,8 @@ _CSS = """
 .dsha-diff .dsha-num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .dsha-diff .dsha-v, .dsha-diff code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
   white-space: pre-wrap; overflow-wrap: anywhere; }
+.dsha-diff td.dsha-v { max-width: 48em; }
+.dsha-diff td.dsha-scalar { white-space: nowrap; }
 .dsha-diff .dsha-type { font-weight: normal; opacity: 0.7; font-size: 0.9em; }
 .dsha-diff .dsha-status { display: inline-block; padding: 1px 10px; border-radius: 10px; font-weight: 600; }
 .dsha-diff .dsha-equal { background: rgba(34, 160, 80, 0.25); }
@@ -200,7 +202,7 @@ def _columns(s: DiffSummary) -> str:
                     f'<td class="dsha-num">{n:,}</td><td><span class="dsha-bar" style="width: {width}px"></span>'
                     f"</td>{digest}</tr>")
     others = len(s.columns or ()) - len(shown)
-    note = (f'<p class="dsha-note">{others:,} other column{"s" if others != 1 else ""} differ in no row.</p>'
+    note = (f'<p class="dsha-note">{others:,} other column{"s differ" if others != 1 else " differs"} in no row.</p>'
             if others > 0 else "")
     return (f'<h3>Columns that differ</h3><table class="dsha-columns"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>{note}')
@@ -224,7 +226,7 @@ def _section(rows: RowsShown, report: DiffReport, max_chars: int) -> str:
     for r in rows.rows:
         cells = []
         for i, v in enumerate(r):
-            cls = "dsha-v"
+            cls = "dsha-v" if isinstance(v, (str, bytes, bytearray, dict, list, tuple)) else "dsha-v dsha-scalar"
             if changed and i == len(r) - 2:
                 cls += " dsha-left"
             elif changed and i == len(r) - 1:

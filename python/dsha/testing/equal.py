@@ -51,7 +51,7 @@ def _chosen(actual: Any, expected: Any, key: list, columns: Names, exclude: Name
 
 def assert_equal(actual: Any, expected: Any, key: Names = None, columns: Names = None,
                  tolerance: TolerancesLike = None, *, exclude: Names = None, max_rows: int = 5,
-                 check_row_order: bool = False) -> None:
+                 check_row_order: bool = False, html: Optional[str] = None) -> None:
     """Asserts that ``actual`` and ``expected`` hold the same rows, as multisets (row order never matters, duplicates
     always count), for pytest and unittest alike (an ``AssertionError``), classic and Spark Connect.
 
@@ -73,6 +73,10 @@ def assert_equal(actual: Any, expected: Any, key: Names = None, columns: Names =
     partner on the other side equal in every other column and within tolerance in these; the exact rule is in
     ``dsha.testing.tolerance`` and docs/testing.md. Values nested in arrays, maps and structs are compared exactly.
 
+    ``html``: a local file that a failure also writes ``dsha.diff``'s HTML report to (``Diff.to_html``: the
+    differing rows as tables, actual against expected), named at the end of the message; nothing is written when the
+    assertion passes.
+
     ``check_row_order`` is not applicable: digests do not depend on row order, so ``True`` raises ``ValueError``
     (compare ``df.collect()`` lists for an ordering test).
     """
@@ -89,22 +93,31 @@ def assert_equal(actual: Any, expected: Any, key: Names = None, columns: Names =
     if compared:
         return
     rows = (compared.left.rows, compared.right.rows)
-    message = _failure(actual, expected, rows, keys, tolerances, max_rows)
+    message = _failure(actual, expected, rows, keys, tolerances, max_rows, html)
     if message is not None:
         raise AssertionError(message)
 
 
+def _written(message: str, d: Any, html: Optional[str], what: str = "") -> str:
+    """``message``, and when ``html`` names a file, ``d``'s HTML report written there and named."""
+    if html is None:
+        return message
+    d.to_html(html, names=("actual", "expected"))
+    return f"{message}\nreport{what}: {html}"
+
+
 def _failure(actual: Any, expected: Any, rows: Tuple[int, int], key: list, tolerances: dict,
-             max_rows: int) -> Optional[str]:
-    """The message for tables whose digests differ; None when every differing row has a partner within tolerance."""
+             max_rows: int, html: Optional[str] = None) -> Optional[str]:
+    """The message for tables whose digests differ; None when every differing row has a partner within tolerance.
+    ``html``: where the report of the diff the message shows is written, if anywhere."""
     with dsha.diff(actual, expected, key=None if tolerances else (key or None)) as d:
         if d.schema_difference:
-            return schema_report(rows, d.schema_difference.explain())
+            return _written(schema_report(rows, d.schema_difference.explain()), d, html)
         if d.equal:  # the digests differed a moment ago
             return ("DataFrames differ, then were equal when read again: is an input non-deterministic (rand(), a "
                     "limit without an order, files that changed)?")
         if not tolerances:
-            return report(rows, d, max_rows)
+            return _written(report(rows, d, max_rows), d, html)
         lonely_actual, lonely_expected = (df.persist() for df in beyond_tolerance(d.only_left, d.only_right,
                                                                                   tolerances))
         try:
@@ -115,7 +128,8 @@ def _failure(actual: Any, expected: Any, rows: Tuple[int, int], key: list, toler
                      f"{d.only_right_count:,} only in expected have no partner within tolerance (shown below)",
                      describe(tolerances) or ""]
             with dsha.diff(lonely_actual, lonely_expected, key=key or None) as beyond_diff:
-                return report(rows, beyond_diff, max_rows, notes)
+                # the report: the exact diff of the tables (its numbers are theirs), every differing row
+                return _written(report(rows, beyond_diff, max_rows, notes), d, html, " (exact, before tolerance)")
         finally:
             lonely_actual.unpersist()
             lonely_expected.unpersist()
