@@ -2,7 +2,8 @@
 in dbt's own process, dsha's jar and extensions from profiles.yml), `dbt deps` installing the package from its local
 path as a user's packages.yml does, then `dbt build` of tests/orchestrators/dbt_project: the digests the macros
 compute are the reference implementation's (tests/reference) and the Arrow engine's of the tables' files, and the
-generic test dsha_equal passes for the same rows rebuilt and warns (one failing row) for a changed model."""
+generic test dsha_equal passes for the same rows rebuilt and warns (one failing row) for a changed model;
+dsha_unchanged passes for the digest kept in the project."""
 import json
 import os
 import shutil
@@ -18,6 +19,8 @@ import dsha
 import dsha.arrow
 
 PROJECT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dbt_project")
+# The digest of models/orders.sql's rows, kept in models/schema.yml for the test dsha_unchanged.
+EXPECTED = "f81b4f50120ab105f86d15c8f43ab49dbed9e9fbf86329e0373bef86ae0452a45dcd38cc301"
 
 
 def dbt(project, *command, env):
@@ -38,13 +41,15 @@ def test_dbt_build_digests_models_and_tests_their_equality(tmp_path):
     results = json.loads((project / "target" / "run_results.json").read_text())["results"]
     tests = {r["unique_id"].split(".")[2]: (r["status"], r["failures"]) for r in results
              if r["unique_id"].startswith("test.")}
-    assert tests == {"dsha_dsha_equal_orders_rebuilt_ref_orders_": ("pass", 0),
+    assert tests == {"dsha_dsha_unchanged_orders_" + EXPECTED: ("pass", 0),
+                     "dsha_dsha_equal_orders_rebuilt_ref_orders_": ("pass", 0),
                      "dsha_dsha_equal_orders_rebuilt_k__ref_orders_": ("pass", 0),
                      "dsha_dsha_equal_orders_changed_ref_orders_": ("warn", 1)}
 
     tables = warehouse / "dsha_dbt.db"
     [row] = pq.read_table(str(tables / "orders_digest")).to_pylist()
     expected = dsha_reference.table_digest(SCHEMA, [{"id": i, "k": i % 7} for i in range(500)])["digest"]
+    assert expected == EXPECTED  # models/schema.yml's dsha_unchanged holds it
     assert row["digest"] == row["digest_value"] == expected
     assert row["k_digest"] == dsha_reference.table_digest('struct<"k":bigint>', [{"k": i % 7} for i in range(500)]
                                                           )["digest"]
