@@ -149,6 +149,12 @@ class Changes:
             return f"unchanged since {self.previous.recorded_at}" if self.previous else "unchanged"
         return "\n".join(str(c) for c in self.items)
 
+    def _repr_html_(self) -> str:
+        """The changes in a notebook: whether the step must run, and each change."""
+        from dsha.core.diff_html import changes_html
+
+        return changes_html(self)
+
     def record(self) -> Record:
         """Records the fingerprints taken by ``changed`` (not new ones: an input that changed while the step ran
         shows as changed next time), stamped now, or just after the store's latest record when this clock is

@@ -323,6 +323,38 @@ def test_a_failed_assert_equal_writes_the_report_it_names(sides, tmp_path):
         tuple(map(shown, r)) for r in left.exceptAll(right).collect())
 
 
+def test_fingerprints_comparisons_and_changes_display_in_notebooks(sides):
+    from dsha.skip import Changes
+    from dsha.store import InputRecord, Record
+
+    left, right = sides
+    a, b = dsha.fingerprint(left), dsha.fingerprint(right)
+    root = parse(a._repr_html_())
+    assert {f: field(root, f) for f in ("digest", "algorithm", "schema", "schema_digest", "content_sum")} == {
+        "digest": a.digest, "algorithm": a.algorithm, "schema": a.schema, "schema_digest": a.schema_digest,
+        "content_sum": a.content_sum}
+    assert count(field(root, "rows")) == a.rows == 40
+    compared = dsha.equal(left, right)
+    root = parse(compared._repr_html_())
+    assert root.one("span", class_="dsha-status").text() == "differ: row count"
+    cells = {f: root.one("tr", data_field=f).all("td") for f in ("digest", "rows", "algorithm", "schema")}
+    assert [td.text() for td in cells["rows"]] == ["40", "41"] and cells["rows"][0].attrs["class"] == "dsha-left"
+    assert [td.text() for td in cells["digest"]] == [a.digest, b.digest]
+    assert "class" not in cells["schema"][0].attrs  # the same schema is not marked
+    assert root.one("p", class_="dsha-note").text() == compared.explain()
+    assert parse(dsha.equal(left, left)._repr_html_()).one("span", class_="dsha-status").text() == "equal"
+    before = Record("step", {"orders": InputRecord("dataframe", None, None, a)})
+    now = Record("step", {"orders": InputRecord("dataframe", None, None, b),
+                          "<b>new</b>": InputRecord("dataframe", None, None, a)})
+    changes = Changes(before, now, store=None)
+    root = parse(changes._repr_html_())
+    rows = [tuple(td.text() for td in tr.all("td")) for tr in root.one("table", class_="dsha-changes").all("tr")[1:]]
+    assert rows == [(c.input, c.what, c.detail) for c in changes] and len(rows) == 2
+    assert root.one("span", class_="dsha-status").text() == "2 changes: run the step"
+    unchanged = parse(Changes(before, before, store=None)._repr_html_())
+    assert unchanged.one("span", class_="dsha-status").attrs["data-equal"] == "true"
+
+
 @pytest.fixture(scope="module")
 def parquet(spark, sides, tmp_path_factory):
     root = tmp_path_factory.mktemp("diff_html")

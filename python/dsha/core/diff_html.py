@@ -1,5 +1,6 @@
 """The HTML of a diff report (``dsha.core.diff_report.DiffReport``): a self-contained page (``Diff.to_html``,
-``dsha diff --html``) or a fragment for notebooks (``Diff._repr_html_``).
+``dsha diff --html``) or a fragment for notebooks (``Diff._repr_html_``); and the notebook display of a
+``Fingerprint``, a ``Comparison`` and ``dsha.changed``'s ``Changes``, in the same style.
 
 No script, no network: the style is inline and scoped to ``.dsha-diff``, its colours translucent so that the report
 reads on light and dark notebook themes alike (the page follows the reader's colour scheme). Every name and value is
@@ -18,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown
 
-__all__ = ["MAX_CHARS", "render", "value_html"]
+__all__ = ["MAX_CHARS", "changes_html", "comparison_html", "fingerprint_html", "render", "value_html"]
 
 MAX_CHARS = 200  # characters of a value shown before it is cut
 
@@ -259,3 +260,52 @@ def render(report: DiffReport, document: bool = True, max_chars: int = MAX_CHARS
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_text(title)}</title><style>{_PAGE_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def _fragment(title: str, equal: Optional[bool], verdict: str, body: str) -> str:
+    badge = "" if equal is None else (
+        f' <span class="dsha-status dsha-{"equal" if equal else "differ"}" data-equal="{str(equal).lower()}">'
+        f"{_text(verdict)}</span>")
+    return f'<div class="dsha-diff"><style>{_CSS}</style><h2>{_text(title)}{badge}</h2>{body}</div>'
+
+
+def fingerprint_html(fp: Any) -> str:
+    """A ``Fingerprint`` (digest, rows, algorithm, schema, schema digest, content sum) for a notebook."""
+    rows = [_row("digest", "digest", f"<code>{_text(fp.digest)}</code>"),
+            _row("rows", "rows", _n(fp.rows) if fp.rows >= 0 else "unknown (file metadata only)", True),
+            _row("algorithm", "algorithm", f"<code>{_text(fp.algorithm)}</code>"),
+            _row("schema", "schema", f'<code class="dsha-v">{_cut(fp.schema, 10 * MAX_CHARS)}</code>'),
+            _row("schema_digest", "schema digest", f"<code>{_text(fp.schema_digest)}</code>"),
+            _row("content_sum", "content sum", f"<code>{_text(fp.content_sum)}</code>")]
+    return _fragment("dsha fingerprint", None, "", '<table class="dsha-summary"><tbody>' + "".join(rows)
+                     + "</tbody></table>")
+
+
+def comparison_html(cmp: Any) -> str:
+    """A ``Comparison`` of two fingerprints, side by side, the parts that differ marked, for a notebook."""
+    left, right = cmp.left, cmp.right
+    parts = [("digest", left.digest, right.digest), ("rows", _n(left.rows), _n(right.rows)),
+             ("algorithm", left.algorithm, right.algorithm), ("schema", left.schema, right.schema)]
+    body = []
+    for name, a, b in parts:
+        marks = (' class="dsha-left"', ' class="dsha-right"') if a != b else ("", "")
+        body.append(f'<tr data-field="{name}"><th>{name}</th><td{marks[0]}><code class="dsha-v">'
+                    f'{_cut(str(a), 10 * MAX_CHARS)}</code></td><td{marks[1]}><code class="dsha-v">'
+                    f"{_cut(str(b), 10 * MAX_CHARS)}</code></td></tr>")
+    verdict = "equal" if cmp.equal else f"differ: {cmp.reason}"
+    return _fragment("dsha comparison", cmp.equal, verdict,
+                     '<table class="dsha-summary"><thead><tr><th></th><th>left</th><th>right</th></tr></thead>'
+                     f'<tbody>{"".join(body)}</tbody></table><p class="dsha-note">{_text(cmp.explain())}</p>')
+
+
+def changes_html(changes: Any) -> str:
+    """``dsha.changed``'s ``Changes``: whether the step must run, and each change (input, what, detail)."""
+    items = list(changes)
+    if not items:
+        return _fragment("dsha changes", True, "unchanged", f'<p class="dsha-note">{_text(changes.explain())}</p>')
+    body = "".join(f'<tr data-what="{_text(c.what)}"><td class="dsha-v">{_text(c.input or "—")}</td>'
+                   f"<td>{_text(c.what)}</td><td class=\"dsha-v\">{_cut(c.detail, MAX_CHARS)}</td></tr>"
+                   for c in items)
+    return _fragment("dsha changes", False, f"{len(items):,} change{'s' if len(items) != 1 else ''}: run the step",
+                     '<table class="dsha-changes"><thead><tr><th>input</th><th>what</th><th>detail</th></tr></thead>'
+                     f"<tbody>{body}</tbody></table>")

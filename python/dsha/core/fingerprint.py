@@ -29,6 +29,12 @@ class Fingerprint:
                 f"    schema={self.schema!r},\n    schema_digest={self.schema_digest!r},\n"
                 f"    content_sum={self.content_sum!r},\n)")
 
+    def _repr_html_(self) -> str:
+        """The fingerprint in a notebook (Jupyter; Databricks: ``displayHTML(fp._repr_html_())``)."""
+        from dsha.core.diff_html import fingerprint_html
+
+        return fingerprint_html(self)
+
     @classmethod
     def from_state(cls, state: bytes) -> Fingerprint:
         """The fingerprint of a digest state (``dsha.state``, ``dsha.merge``, SQL ``dsha_state``), computed in pure
@@ -72,6 +78,12 @@ class Comparison:
 
     def __bool__(self) -> bool:
         return self.equal
+
+    def _repr_html_(self) -> str:
+        """The comparison in a notebook: both sides side by side, what differs marked."""
+        from dsha.core.diff_html import comparison_html
+
+        return comparison_html(self)
 
     def __repr__(self) -> str:
         # what differs, each side's digest and rows, and the schema once when both sides share it
