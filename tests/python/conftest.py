@@ -41,7 +41,7 @@ def child_env(**extra):
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     if MODE == "connect":
         # A local Spark Connect server binds 15002 unless SPARK_TESTING is set (then an ephemeral port, which the
         # client learns through Py4J): several suites on one machine must not share (or fight over) one server.
@@ -51,7 +51,9 @@ def spark():
                .config("spark.sql.shuffle.partitions", "2")
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
-               .config("spark.sql.session.timeZone", "UTC"))
+               .config("spark.sql.session.timeZone", "UTC")
+               # tables the tests save go to this run's temporary directory, not spark-warehouse/ of the checkout
+               .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse"))))
     for k, v in SESSION_DEFAULTS.items():
         builder = builder.config(k, v)
     session = builder.getOrCreate()
