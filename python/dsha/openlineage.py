@@ -33,7 +33,7 @@ except ImportError as e:
                                  "(dsha's extra openlineage)", name="openlineage") from None
 import dsha
 from dsha.core.algorithms import META_ALGORITHM
-from dsha.core.fingerprint import Fingerprint
+from dsha.core.fingerprint import Fingerprint, PathFingerprint
 from dsha.core.paths import local_path
 from dsha.orchestrators import fingerprint_on
 from dsha.store import InputRecord, Record
@@ -115,6 +115,9 @@ def with_facet(dataset: D, fingerprint: Fingerprint) -> D:
 
 
 def _fingerprint(data: Any, engine: str, spark: Optional[SparkSessionLike]) -> Fingerprint:
+    """A fingerprint taken already (``dsha.write``'s, ``fingerprint_path``'s), else that of ``data`` now."""
+    if isinstance(data, PathFingerprint):
+        return data.fingerprint
     return data if isinstance(data, Fingerprint) else fingerprint_on(data, engine=engine, spark=spark)
 
 
@@ -130,20 +133,26 @@ def _named(data: Any, name: Optional[str], namespace: Optional[str]) -> Tuple[st
 
 
 def input_dataset(data: Any, *, name: Optional[str] = None, namespace: Optional[str] = None, engine: str = "auto",
-                  spark: Optional[SparkSessionLike] = None) -> InputDataset:
+                  spark: Optional[SparkSessionLike] = None,
+                  fingerprint: Union[Fingerprint, PathFingerprint, None] = None) -> InputDataset:
     """An ``InputDataset`` carrying the ``dsha`` facet of ``data`` (a path, ``dsha.Path``, ``"table:NAME"``, a
     DataFrame, or a ``Fingerprint`` already taken), digested on ``engine`` (as ``dsha.orchestrators``: Arrow for
     local typed files without a session, else Spark); named after its path or table unless ``name=`` is given
-    (then in ``namespace``, default ``dsha``)."""
+    (then in ``namespace``, default ``dsha``). ``fingerprint=`` gives the digest already taken (``dsha.write``
+    returns one): ``data`` then only names the dataset and is not read."""
     ns, n = _named(data, name, namespace)
-    return with_facet(InputDataset(namespace=ns, name=n), _fingerprint(data, engine, spark))
+    taken = _fingerprint(data if fingerprint is None else fingerprint, engine, spark)
+    return with_facet(InputDataset(namespace=ns, name=n), taken)
 
 
 def output_dataset(data: Any, *, name: Optional[str] = None, namespace: Optional[str] = None, engine: str = "auto",
-                   spark: Optional[SparkSessionLike] = None) -> OutputDataset:
-    """As :func:`input_dataset`, an ``OutputDataset`` (what a run wrote: digest it after the write)."""
+                   spark: Optional[SparkSessionLike] = None,
+                   fingerprint: Union[Fingerprint, PathFingerprint, None] = None) -> OutputDataset:
+    """As :func:`input_dataset`, an ``OutputDataset`` (what a run wrote: digest it after the write, or give
+    ``fingerprint=dsha.write(df, path)`` with ``data=path``)."""
     ns, n = _named(data, name, namespace)
-    return with_facet(OutputDataset(namespace=ns, name=n), _fingerprint(data, engine, spark))
+    taken = _fingerprint(data if fingerprint is None else fingerprint, engine, spark)
+    return with_facet(OutputDataset(namespace=ns, name=n), taken)
 
 
 def _record_dataset(key: str, record: InputRecord, table_namespace: str) -> InputDataset:

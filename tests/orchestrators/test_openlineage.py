@@ -76,6 +76,11 @@ def test_dsha_facets_of_an_emitted_run_event_hold_the_digest(spark, tmp_path):
             "schemaDigest": expected.schema_digest, "dshaVersion": dsha.__version__}
     assert sent["inputs"][0]["facets"]["dsha"]["_producer"] == ol.PRODUCER
 
+    written = dsha.write(copy, str(tmp_path / "written"))  # its fingerprint taken as it wrote: not read again
+    named = ol.output_dataset(str(tmp_path / "written"), fingerprint=written)
+    assert (named.namespace, named.name, named.facets["dsha"].digest) == ("file", str(tmp_path / "written"),
+                                                                          expected.digest)
+
     with pytest.raises(dsha.errors.UsageError, match="no input or output of the event is named"):
         ol.attach(event, {"/data/ordrs": expected})
 
