@@ -120,6 +120,16 @@ def shown(v):
     return repr(v) if isinstance(v, float) else str(v)
 
 
+def rows_of_pairs(d, columns):
+    """The changed pairs as the report should show them, from ``d.changed`` itself: the key, then per column
+    'left → right' or '='."""
+    column, left_value, right_value = d.change_names
+    pairs = {}
+    for r in d.changed.collect():
+        pairs.setdefault(r["id"], {})[r[column]] = f"{shown(r[left_value])} → {shown(r[right_value])}"
+    return Counter((str(k), *[cells.get(c, "=") for c in columns]) for k, cells in pairs.items())
+
+
 def check_summary(root, d):
     assert root.one("span", class_="dsha-status").attrs["data-equal"] == str(d.equal).lower()
     assert field(root, "algorithm") == "dsha-v1"
@@ -180,13 +190,21 @@ def test_a_keyed_report_shows_the_changed_values_and_the_per_column_counts(keyed
     assert field(root, "key") == "id"
     assert column_counts(root) == {"name": 1, "score": 2}
     rows, table = section_rows(root, "changed")
-    column, left_value, right_value = d.change_names
-    assert Counter(rows) == Counter(tuple(shown(r[c]) for c in ("id", column, left_value, right_value))
-                                    for r in d.changed.collect())
+    assert rows_of_pairs(d, ["name", "score"]) == Counter(rows) and len(rows) == 3
     assert int(table.attrs["data-total"]) == 3
-    # the left and right values of a change are marked as such
-    assert all("dsha-left" in tr.all("td")[2].attrs["class"] and "dsha-right" in tr.all("td")[3].attrs["class"]
-               for tr in table.one("tbody").all("tr"))
+    assert [th.children[0] for th in table.one("thead").all("th")] == ["id", "name", "score"]
+    # each changed cell holds the left value, then the right, marked as such; a cell unchanged is "="
+    for tr in table.one("tbody").all("tr"):
+        for td in tr.all("td")[1:]:
+            if "dsha-same" in td.attrs["class"]:
+                assert td.text() == "="
+            else:
+                assert [s.attrs["class"] for s in td.all("span")[:1]] == ["dsha-left"]
+                assert td.all("span", class_="dsha-right")
+    capped = parse(d.to_html(max_rows=2))
+    rows, _ = section_rows(capped, "changed")
+    assert len(rows) == 2 and set(rows) <= set(rows_of_pairs(d, ["name", "score"]))
+    assert capped.one("p", class_="dsha-more").attrs["data-more"] == "1"
     only_left, _ = section_rows(root, "only_left")
     only_right, _ = section_rows(root, "only_right")
     assert only_left == [("12", "name12", "18.0")]
@@ -306,7 +324,7 @@ def test_an_equal_diff_and_the_notebook_fragment(sides, tmp_path, monkeypatch):
     assert (tmp_path / "r.html").read_text(encoding="utf-8") == written == page
 
 
-def test_a_failed_assert_equal_writes_the_report_it_names(sides, tmp_path):
+def test_a_failed_assert_equal_writes_the_report_it_names(sides, keyless, tmp_path):
     from dsha.testing import assert_equal
 
     left, right = sides
@@ -320,21 +338,22 @@ def test_a_failed_assert_equal_writes_the_report_it_names(sides, tmp_path):
     assert count(field(root, "left_rows")) == 40 and count(field(root, "right_rows")) == 41
     assert count(field(root, "only_left")) == 4 and count(field(root, "only_right")) == 5
     assert Counter(section_rows(root, "only_left")[0]) == Counter(
-        tuple(map(shown, r)) for r in left.exceptAll(right).collect())
+        tuple(map(shown, r)) for r in keyless.only_left.collect())  # exceptAll's (the keyless test)
 
 
 def test_fingerprints_comparisons_and_changes_display_in_notebooks(sides):
+    from dsha.core.fingerprint import Comparison
     from dsha.skip import Changes
     from dsha.store import InputRecord, Record
 
     left, right = sides
-    a, b = dsha.fingerprint(left), dsha.fingerprint(right)
+    compared = dsha.equal(left, right)
+    a, b = compared.left, compared.right  # dsha.fingerprint of each side
     root = parse(a._repr_html_())
     assert {f: field(root, f) for f in ("digest", "algorithm", "schema", "schema_digest", "content_sum")} == {
         "digest": a.digest, "algorithm": a.algorithm, "schema": a.schema, "schema_digest": a.schema_digest,
         "content_sum": a.content_sum}
     assert count(field(root, "rows")) == a.rows == 40
-    compared = dsha.equal(left, right)
     root = parse(compared._repr_html_())
     assert root.one("span", class_="dsha-status").text() == "differ: row count"
     cells = {f: root.one("tr", data_field=f).all("td") for f in ("digest", "rows", "algorithm", "schema")}
@@ -342,7 +361,7 @@ def test_fingerprints_comparisons_and_changes_display_in_notebooks(sides):
     assert [td.text() for td in cells["digest"]] == [a.digest, b.digest]
     assert "class" not in cells["schema"][0].attrs  # the same schema is not marked
     assert root.one("p", class_="dsha-note").text() == compared.explain()
-    assert parse(dsha.equal(left, left)._repr_html_()).one("span", class_="dsha-status").text() == "equal"
+    assert parse(Comparison(a, a)._repr_html_()).one("span", class_="dsha-status").text() == "equal"
     before = Record("step", {"orders": InputRecord("dataframe", None, None, a)})
     now = Record("step", {"orders": InputRecord("dataframe", None, None, b),
                           "<b>new</b>": InputRecord("dataframe", None, None, a)})
@@ -356,26 +375,25 @@ def test_fingerprints_comparisons_and_changes_display_in_notebooks(sides):
 
 
 @pytest.fixture(scope="module")
-def parquet(spark, sides, tmp_path_factory):
-    root = tmp_path_factory.mktemp("diff_html")
-    left, right = sides
-    left.write.parquet(str(root / "a"))
-    right.write.parquet(str(root / "b"))
-    return root
+def views(sides):
+    """The two sides as temporary views, which the CLI reads as table:NAME (no files to write)."""
+    for name, df in zip(("dsha_html_a", "dsha_html_b"), sides):
+        df.createOrReplaceTempView(name)
+    return "table:dsha_html_a", "table:dsha_html_b"
 
 
-def test_the_cli_writes_the_report_with_limit_rows(parquet, tmp_path):
-    out = run_cli("diff", parquet / "a", parquet / "b", "--limit", "2", "--html", tmp_path / "r.html")
+def test_the_cli_writes_the_report_with_limit_rows(views, tmp_path):
+    out = run_cli("diff", *views, "--limit", "2", "--html", tmp_path / "r.html")
     assert out.returncode == 1, out.stderr
     assert f"report written to {tmp_path / 'r.html'}" in out.stderr
     root = parse((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert count(field(root, "only_left")) == 4 and count(field(root, "only_right")) == 5
     rows, table = section_rows(root, "only_left")
     assert len(rows) == 2 and table.attrs["data-total"] == "4"
-    assert root.one("h2").text().startswith(f"dsha diff: {parquet / 'a'} vs {parquet / 'b'}")
+    assert root.one("h2").text().startswith(f"dsha diff: {views[0]} vs {views[1]}")
 
 
-def test_the_cli_refuses_an_html_path_it_cannot_write_before_spark_starts(parquet, tmp_path):
+def test_the_cli_refuses_an_html_path_it_cannot_write_before_spark_starts(tmp_path):
     from conftest import child_env
 
     home = tmp_path / "spark_home"  # a SPARK_HOME whose spark-submit records that it was called
@@ -390,9 +408,9 @@ def test_the_cli_refuses_an_html_path_it_cannot_write_before_spark_starts(parque
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     for target, said in ((exists, f"--html {exists} exists"), (a_file / "r.html", f"{a_file} is not a directory"),
                          ("s3a://bucket/r.html", "local")):
-        out = subprocess.run([sys.executable, "-m", "dsha", "diff", str(parquet / "a"), str(parquet / "b"), "--html",
-                              str(target)], capture_output=True, text=True, timeout=120, env=env,
-                             stdin=subprocess.DEVNULL, check=False)
+        out = subprocess.run([sys.executable, "-m", "dsha", "diff", "table:a", "table:b", "--html", str(target)],
+                             capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+                             check=False)
         assert out.returncode == 2 and out.stdout == "", out
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("dsha: error:") and said in lines[0], out.stderr
@@ -414,7 +432,7 @@ def test_chromium_renders_the_report(keyed, hostile, tmp_path):
             pytest.fail("no chromium on PATH on CI, where dev/run's system_packages installs it")
         pytest.skip("no chromium on PATH (Debian's package; dev/run test installs it: apt-get install chromium)")
     (d, keyed_page), (_, hostile_page) = keyed, hostile
-    changed = [tuple(str(v) for v in r) for r in d.changed.collect()]
+    changed = rows_of_pairs(d, ["name", "score"])
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
              "--user-data-dir=" + str(tmp_path / "profile")]
     for name, page in (("keyed", keyed_page), ("hostile", hostile_page)):
@@ -426,7 +444,7 @@ def test_chromium_renders_the_report(keyed, hostile, tmp_path):
         root = parse(dom.stdout)  # the DOM the browser built, parsed again
         if name == "keyed":
             rows, _ = section_rows(root, "changed")
-            assert Counter(rows) == Counter(changed)
+            assert Counter(rows) == changed
             assert count(field(root, "changed")) == 3
         else:
             rows, table = section_rows(root, "only_left")

@@ -17,7 +17,7 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
-from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown
+from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown
 
 __all__ = ["MAX_CHARS", "changes_html", "comparison_html", "fingerprint_html", "render", "value_html"]
 
@@ -49,6 +49,8 @@ _CSS = """
 .dsha-diff .dsha-nested { color: rgb(160, 90, 230); }
 .dsha-diff .dsha-empty { font-style: italic; color: rgb(128, 128, 128); }
 .dsha-diff .dsha-esc { color: rgb(205, 120, 0); }
+.dsha-diff .dsha-same { opacity: 0.45; }
+.dsha-diff .dsha-arrow { opacity: 0.6; }
 .dsha-diff .dsha-cut { font-style: italic; opacity: 0.75; white-space: nowrap; }
 .dsha-diff .dsha-more, .dsha-diff .dsha-note { font-style: italic; opacity: 0.85; }
 .dsha-diff .dsha-bar { display: inline-block; height: 0.75em; background: rgba(60, 130, 230, 0.65);
@@ -211,7 +213,7 @@ def _columns(s: DiffSummary) -> str:
 
 def _titles(names: Tuple[str, str]) -> Dict[str, str]:
     return {"only_left": f"Rows only in {names[0]}", "only_right": f"Rows only in {names[1]}",
-            "changed": f"Changed values, {names[0]} → {names[1]}"}
+            "changed": f"Changed rows (paired by key), {names[0]} → {names[1]}"}
 
 
 def _section(rows: RowsShown, report: DiffReport, max_chars: int) -> str:
@@ -219,20 +221,22 @@ def _section(rows: RowsShown, report: DiffReport, max_chars: int) -> str:
         return ""
     title = _titles(report.names)[rows.kind]
     count = (f"{len(rows.rows):,} of {rows.total:,}" if rows.more else f"{rows.total:,}")
-    changed = rows.kind == "changed"
     head = "".join(f'<th>{_text(c)}<br><span class="dsha-type">{_text(t)}</span></th>'
                    for c, t in zip(rows.columns, rows.types))
     side = {"only_left": "dsha-left", "only_right": "dsha-right"}.get(rows.kind, "")
     body = []
     for r in rows.rows:
         cells = []
-        for i, v in enumerate(r):
-            cls = "dsha-v" if isinstance(v, (str, bytes, bytearray, dict, list, tuple)) else "dsha-v dsha-scalar"
-            if changed and i == len(r) - 2:
-                cls += " dsha-left"
-            elif changed and i == len(r) - 1:
-                cls += " dsha-right"
-            cells.append(f'<td class="{cls}">{value_html(v, max_chars)}</td>')
+        for v in r:
+            if isinstance(v, ChangedValue):
+                cells.append(f'<td class="dsha-v dsha-changed"><span class="dsha-left">{value_html(v.left, max_chars)}'
+                             f'</span> <span class="dsha-arrow">→</span> '
+                             f'<span class="dsha-right">{value_html(v.right, max_chars)}</span></td>')
+            elif v is UNCHANGED:
+                cells.append('<td class="dsha-v dsha-same" title="unchanged">=</td>')
+            else:
+                scalar = not isinstance(v, (str, bytes, bytearray, dict, list, tuple))
+                cells.append(f'<td class="dsha-v{" dsha-scalar" if scalar else ""}">{value_html(v, max_chars)}</td>')
         opening = f'<tr class="{side}">' if side else "<tr>"
         body.append(opening + "".join(cells) + "</tr>")
     more = ""

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-__all__ = ["DiffReport", "DiffSummary", "RowsShown", "SchemaChanges", "explain", "repr_text", "schema_lines"]
+__all__ = ["UNCHANGED", "ChangedValue", "DiffReport", "DiffSummary", "RowsShown", "SchemaChanges", "explain",
+           "repr_text", "schema_lines"]
 
 
 def schema_lines(added: Sequence[Tuple[str, str]], removed: Sequence[Tuple[str, str]],
@@ -70,9 +71,26 @@ class DiffSummary:
 
 
 @dataclass(frozen=True)
+class ChangedValue:
+    """A column's value on each side of a changed pair (as text, as ``Diff.changed`` holds them)."""
+
+    left: Optional[str]
+    right: Optional[str]
+
+
+class _Unchanged:
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED: Any = _Unchanged()  # a column a changed pair does not differ in
+
+
+@dataclass(frozen=True)
 class RowsShown:
     """The first rows of one kind of differing row: ``kind`` is ``only_left``, ``only_right`` or ``changed`` (one
-    row per changed value: the key columns, then column, left value, right value); ``total`` how many there are."""
+    row per pair of rows of one key: the key columns, then per differing column a ``ChangedValue`` or
+    ``UNCHANGED``); ``total`` how many there are."""
 
     kind: str
     columns: Tuple[str, ...]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 from dsha.core.algorithms import DEFAULT as DEFAULT_ALGORITHM
 from dsha.core.diff_html import MAX_CHARS
 from dsha.core.diff_html import render as render_html
-from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, repr_text
+from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown, repr_text
 from dsha.core.diff_report import explain as explain_text
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
@@ -172,18 +172,18 @@ class Diff:
             schema=self.schema_difference.changes() if self.schema_difference else None)
 
     def report(self, max_rows: int = REPORT_ROWS, names: Tuple[str, str] = ("left", "right")) -> DiffReport:
-        """The summary and the first ``max_rows`` differing rows of each kind (only left, only right, and with a key
-        the changed values), collected: what ``to_html`` renders. One small job per kind of row that has rows."""
+        """The summary and the first ``max_rows`` differing rows of each kind, collected: with a key the changed
+        pairs (one row a key: its changed columns' left and right values), then the rows only left and only right.
+        What ``to_html`` renders. One small job per kind of row that has rows."""
         if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 0:
             raise ValueError(f"max_rows is a number of rows, 0 or more, not {max_rows!r}")
         summary = self.summary()
         sections: List[RowsShown] = []
         if not self.schema_difference and not self.equal:
-            kinds = [("only_left", self._only_left, self.only_left_count),
-                     ("only_right", self._only_right, self.only_right_count)]
-            if self.key:
-                kinds.insert(0, ("changed", self.changed, sum(n for _, n in summary.differing_columns)))
-            for kind, df, total in kinds:
+            if self.key and self.changed is not None and self.changed_count > 0:
+                sections.append(self._changed_pairs(max_rows, [c for c, _ in summary.differing_columns]))
+            for kind, df, total in (("only_left", self._only_left, self.only_left_count),
+                                    ("only_right", self._only_right, self.only_right_count)):
                 if df is None or total <= 0:
                     continue
                 fields = df.schema.fields
@@ -192,6 +192,29 @@ class Diff:
                                           types=tuple(f.dataType.simpleString() for f in fields),
                                           rows=tuple(tuple(_plain(v) for v in r) for r in rows), total=total))
         return DiffReport(summary=summary, sections=tuple(sections), max_rows=max_rows, names=names)
+
+    def _changed_pairs(self, max_rows: int, columns: List[str]) -> RowsShown:
+        """The first ``max_rows`` changed pairs side by side: the key, then per differing column its left and right
+        values (as ``changed`` has them: text), or ``UNCHANGED``."""
+        assert self.changed is not None and self.key
+        key, changed = self.key, self.changed
+        column, left_value, right_value = self.change_names
+        fields = {f.name: f for f in changed.schema.fields}
+        found: Dict[Tuple[Any, ...], Dict[str, ChangedValue]] = {}
+        if max_rows:
+            # the keys first (a few), then all their changed values: whole pairs, never part of one
+            keys = changed.select(*map(quoted, key)).distinct().limit(max_rows)
+            work = WorkingNames.avoiding(changed.columns, [])
+            a, k = work.name("a"), work.name("k")
+            match = [F.col(f"{a}.{quoted(c)}").eqNullSafe(F.col(f"{k}.{quoted(c)}")) for c in key]
+            values = changed.alias(a).join(keys.alias(k), _and(match), "left_semi")
+            for r in values.collect():
+                pair = tuple(_plain(r[c]) for c in key)
+                found.setdefault(pair, {})[r[column]] = ChangedValue(r[left_value], r[right_value])
+        rows = tuple((*pair, *[cells.get(c, UNCHANGED) for c in columns]) for pair, cells in found.items())
+        return RowsShown(kind="changed", columns=(*key, *columns),
+                         types=(*[fields[c].dataType.simpleString() for c in key], *["left → right"] * len(columns)),
+                         rows=rows, total=self.changed_count)
 
     def to_html(self, path: Optional[str] = None, max_rows: int = REPORT_ROWS, max_chars: int = MAX_CHARS,
                 names: Tuple[str, str] = ("left", "right")) -> str:
