@@ -35,6 +35,7 @@ import dsha
 from dsha.core.algorithms import META_ALGORITHM
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
 from dsha.core.paths import local_path
+from dsha.inputs import Table
 from dsha.orchestrators import fingerprint_on
 from dsha.store import InputRecord, Record
 
@@ -124,7 +125,8 @@ def _fingerprint(data: Any, engine: str, spark: Optional[SparkSessionLike]) -> F
 def _named(data: Any, name: Optional[str], namespace: Optional[str]) -> Tuple[str, str]:
     if name is not None:
         return namespace or "dsha", name
-    source = data if isinstance(data, str) else getattr(data, "path", None)
+    source = data if isinstance(data, str) else f"table:{data.name}" if isinstance(data, Table) else getattr(
+        data, "path", None)
     if not isinstance(source, str):
         raise UsageError(f"dsha.openlineage: name= is needed for {type(data).__name__} (a dataset is named by its "
                          "path or table)")
@@ -172,21 +174,17 @@ def attach(event: RunEvent, digests: Mapping[Union[str, Tuple[str, str]], Any], 
     """A copy of ``event`` whose inputs and outputs named in ``digests`` carry the ``dsha`` facet. A key is a
     dataset's name or its ``(namespace, name)``; a value, what to digest (as :func:`input_dataset` takes it) or a
     ``Fingerprint``. A key that names no dataset of the event is an error (a misspelt name would be lost)."""
-    taken = {k: _fingerprint(v, engine, spark) for k, v in digests.items()}
-    used = set()
-
-    def one(d: D) -> D:
-        for key in ((d.namespace, d.name), d.name):
-            if key in taken:
-                used.add(key)
-                return with_facet(d, taken[key])
-        return d
-
-    inputs = [one(d) for d in event.inputs or []]
-    outputs = [one(d) for d in event.outputs or []]
-    missing = [k for k in taken if k not in used]
-    if missing:
-        names = sorted(f"{d.namespace} {d.name}" for d in [*(event.inputs or []), *(event.outputs or [])])
+    datasets = [*(event.inputs or []), *(event.outputs or [])]
+    missing = [k for k in digests if not any(k in ((d.namespace, d.name), d.name) for d in datasets)]
+    if missing:  # before reading any data
+        names = sorted(f"{d.namespace} {d.name}" for d in datasets)
         raise UsageError(f"dsha.openlineage.attach: no input or output of the event is named {missing} "
                          f"(its datasets: {names})")
-    return attr.evolve(event, inputs=inputs, outputs=outputs)
+    taken = {k: _fingerprint(v, engine, spark) for k, v in digests.items()}
+
+    def one(d: D) -> D:
+        key = next((k for k in ((d.namespace, d.name), d.name) if k in taken), None)
+        return d if key is None else with_facet(d, taken[key])
+
+    return attr.evolve(event, inputs=[one(d) for d in event.inputs or []],
+                       outputs=[one(d) for d in event.outputs or []])

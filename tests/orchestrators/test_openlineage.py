@@ -82,7 +82,9 @@ def test_dsha_facets_of_an_emitted_run_event_hold_the_digest(spark, tmp_path):
                                                                           expected.digest)
 
     with pytest.raises(dsha.errors.UsageError, match="no input or output of the event is named"):
-        ol.attach(event, {"/data/ordrs": expected})
+        ol.attach(event, {"/data/ordrs": "/data/ordrs"})  # refused before anything is read
+    table = ol.input_dataset(dsha.Table("db.orders"), namespace="hive://metastore:9083", fingerprint=expected)
+    assert (table.namespace, table.name) == ("hive://metastore:9083", "db.orders")
 
 
 def test_dataset_names_follow_openlineage_naming(tmp_path):
