@@ -2,7 +2,7 @@
 PySpark and over Spark Connect (the session must have the extension: see :func:`dsha.configure`)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, List, Optional, Tuple, Union, cast
+from typing import TYPE_CHECKING, Any, Iterable, List, Optional, Tuple, Union, cast
 
 from dsha.dependencies import F, optional_module, pyspark_sql
 from dsha.spark.keys import Key, key_reference, keyed_id
@@ -149,13 +149,40 @@ def dsha_sketch_diff(left: ColumnOrName, right: ColumnOrName) -> Column:
                            _state_column("dsha_sketch_diff", right))
 
 
+def _literal_key(column: Any) -> Optional[Key]:
+    """The key a Column holds as a literal (``F.lit(KEY)``: text other than ``conf:NAME``, or bytes), else None."""
+    value: Any = None
+    if type(column).__module__.startswith("pyspark.sql.connect"):  # the expression the Column sends
+        expr = column.__dict__.get("_expr")  # (a Column's attributes are its fields)
+        value = getattr(expr, "_value", None) if type(expr).__name__ == "LiteralExpression" else None
+    else:
+        jc = column.__dict__.get("_jc")
+        node: Any = None
+        for accessor in ("node", "expr"):  # classic: Spark 4's ColumnNode, Spark 3.5's Expression
+            try:
+                node = getattr(jc, accessor)()
+                break
+            except Exception:  # py4j: no such method on this line
+                continue
+        if node is not None and node.getClass().getSimpleName() == "Literal":
+            value = node.value()
+            if type(value).__name__ == "JavaObject" and str(value.getClass().getSimpleName()) == "UTF8String":
+                value = str(value.toString())
+    if isinstance(value, (bytes, bytearray)) or (isinstance(value, str) and not value.startswith("conf:")):
+        return value
+    return None
+
+
 def _key_column(key: Union[Key, ColumnLike], algorithm: Optional[str]) -> Column:
     keyed = keyed_id(algorithm)
     if isinstance(key, column_types()):
         if keyed is not None:
             raise ValueError("algorithm= goes with a key given as bytes or text; a Column key names its algorithm "
                              "itself ('conf:NAME#dsha-keyed-v2') or takes the session's spark.dsha.keyed.algorithm")
-        return cast("Column", key)
+        literal = _literal_key(key)
+        if literal is None:
+            return cast("Column", key)
+        key = literal  # F.lit(KEY): handed over as key= is, so the key is not in the query's plan
     spark = pyspark_sql.SparkSession.getActiveSession()
     if spark is None:
         raise RuntimeError("dsha_keyed needs an active SparkSession: the key is handed to its driver, never in the "

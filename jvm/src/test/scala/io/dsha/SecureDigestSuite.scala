@@ -373,6 +373,42 @@ class SecureDigestSuite extends SparkSuite {
     }
   }
 
+  test("a key literal never reaches Spark's parser: runtime error context, a view's text, parse errors, subqueries") {
+    val key = randomHex()
+    val expected = spark.sql(s"SELECT dsha_keyed('${key.toUpperCase}', id) FROM range(3)").head().getString(0)
+    // Spark's "== SQL ==" context of an ANSI runtime error quotes the statement's text around the failing expression.
+    val ansi = intercept[Exception] {
+      withConf(Map("spark.sql.ansi.enabled" -> "true")) {
+        spark.sql(s"SELECT dsha_keyed('$key', 1 / (id - id)) FROM range(3)").collect()
+      }
+    }
+    val ansiText = ansi.toString + Option(ansi.getCause).map(_.toString).getOrElse("")
+    assert(ansiText.contains("DIVIDE_BY_ZERO") && ansiText.contains("1 / (id - id)"), ansiText)
+    assert(!holdsKey(ansiText, key), ansiText)
+    // A temporary view keeps its text (DESCRIBE, the command's plan): it names the key, for this session only.
+    val created =
+      spark.sql(s"CREATE OR REPLACE TEMP VIEW keyed_view AS SELECT dsha_keyed(X'$key', id) AS d FROM range(3)")
+    try {
+      val text = explained(created) + spark.sql("DESCRIBE TABLE EXTENDED keyed_view").collect().mkString("\n")
+      assert(text.contains("conf:spark.dsha.secret.literal.") && !holdsKey(text, key), text)
+      assert(spark.table("keyed_view").head().getString(0) == expected)
+    } finally spark.sql("DROP VIEW keyed_view")
+    // A syntax error prints the statement; a subquery in an expression parsed alone; comments and strings that only
+    // look like a call are left as written.
+    val parse = intercept[Exception](spark.sql(s"SELECT dsha_keyed('$key', id FROM range(3)")).getMessage
+    assert(parse.contains("PARSE_SYNTAX_ERROR") && !holdsKey(parse, key), parse)
+    val sub = spark.range(1).selectExpr(s"(SELECT dsha_keyed('$key', id) FROM range(3)) AS d")
+    assert(!holdsKey(explained(sub), key) && sub.head().getString(0) == expected, explained(sub))
+    val quoted = spark.sql(s"SELECT 'dsha_keyed($key, id)' AS s, dsha_keyed(/* dsha_keyed('x', */ '$key', id) " +
+      "FROM range(3)")
+    assert(quoted.head().getString(0) == s"dsha_keyed($key, id)" && quoted.head().getString(1) == expected)
+    // An expression key's pieces never reach the parser either: refused by name.
+    val refused = intercept[Exception] {
+      spark.sql(s"SELECT dsha_keyed(concat('${key.take(20)}', '${key.drop(20)}'), id) FROM range(3)").collect()
+    }.getMessage
+    assert(refused.contains("must be a constant written as a literal") && !holdsKey(refused, key), refused)
+  }
+
   test("bad keys are errors that name the function and the setting, never the key") {
     val secretText = "00112233445566778899aabbccddeeff0011"
     def error(sql: String): String = intercept[Exception](spark.sql(sql).collect()).getMessage
