@@ -4,7 +4,8 @@ The HTML is parsed (``html.parser``) into a tree and read back: its numbers must
 exceptAll both ways (a second computation) and of ``changed``, its caps and "N more" right; hostile column names and
 values must come back as text, never as markup; special values each in their own class. Once (on pyspark 4), headless
 Chromium renders a report: the DOM it built holds the table cells, the console stays silent, the screenshot is a
-non-empty PNG. The report is built in Python from collected rows whatever the transport: classic pass only.
+non-empty PNG. The report is built in Python from collected rows whatever the transport: classic pass only; the CLI,
+assert_equal and the browser on one line (pyspark 4).
 """
 import os
 import shutil
@@ -23,6 +24,10 @@ import dsha
 pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="reports are rendered in Python from collected rows, whatever the transport: "
                                 "once, in the classic pass (test_diff runs dsha.diff on Connect)")
+
+# Python plumbing that no Spark line changes (the CLI's option, assert_equal's) and the browser: once, on pyspark 4.
+ONCE = pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
+                          reason="runs once, on the pyspark 4 line: what it checks does not depend on the Spark line")
 
 # What a report may be made of: no script, no image, no link, no form, nothing that loads or runs.
 ALLOWED_TAGS = {"html", "head", "meta", "title", "style", "body", "div", "h2", "h3", "p", "span", "code", "br",
@@ -190,7 +195,8 @@ def test_a_keyed_report_shows_the_changed_values_and_the_per_column_counts(keyed
     assert field(root, "key") == "id"
     assert column_counts(root) == {"name": 1, "score": 2}
     rows, table = section_rows(root, "changed")
-    assert rows_of_pairs(d, ["name", "score"]) == Counter(rows) and len(rows) == 3
+    pairs = rows_of_pairs(d, ["name", "score"])
+    assert pairs == Counter(rows) and len(rows) == 3
     assert int(table.attrs["data-total"]) == 3
     assert [th.children[0] for th in table.one("thead").all("th")] == ["id", "name", "score"]
     # each changed cell holds the left value, then the right, marked as such; a cell unchanged is "="
@@ -203,7 +209,7 @@ def test_a_keyed_report_shows_the_changed_values_and_the_per_column_counts(keyed
                 assert td.all("span", class_="dsha-right")
     capped = parse(d.to_html(max_rows=2))
     rows, _ = section_rows(capped, "changed")
-    assert len(rows) == 2 and set(rows) <= set(rows_of_pairs(d, ["name", "score"]))
+    assert len(rows) == 2 and set(rows) <= set(pairs)
     assert capped.one("p", class_="dsha-more").attrs["data-more"] == "1"
     only_left, _ = section_rows(root, "only_left")
     only_right, _ = section_rows(root, "only_right")
@@ -324,6 +330,7 @@ def test_an_equal_diff_and_the_notebook_fragment(sides, tmp_path, monkeypatch):
     assert (tmp_path / "r.html").read_text(encoding="utf-8") == written == page
 
 
+@ONCE
 def test_a_failed_assert_equal_writes_the_report_it_names(sides, keyless, tmp_path):
     from dsha.testing import assert_equal
 
@@ -382,6 +389,7 @@ def views(sides):
     return "table:dsha_html_a", "table:dsha_html_b"
 
 
+@ONCE
 def test_the_cli_writes_the_report_with_limit_rows(views, tmp_path):
     out = run_cli("diff", *views, "--limit", "2", "--html", tmp_path / "r.html")
     assert out.returncode == 1, out.stderr
@@ -393,6 +401,7 @@ def test_the_cli_writes_the_report_with_limit_rows(views, tmp_path):
     assert root.one("h2").text().startswith(f"dsha diff: {views[0]} vs {views[1]}")
 
 
+@ONCE
 def test_the_cli_refuses_an_html_path_it_cannot_write_before_spark_starts(tmp_path):
     from conftest import child_env
 
@@ -423,8 +432,7 @@ def _png_size(data):
     return struct.unpack(">II", data[16:24])
 
 
-@pytest.mark.skipif(int(pyspark.__version__.split(".")[0]) < 4,
-                    reason="the browser test runs once, on the pyspark 4 line")
+@ONCE
 def test_chromium_renders_the_report(keyed, hostile, tmp_path):
     browser = shutil.which("chromium")
     if browser is None:

@@ -200,7 +200,7 @@ class Diff:
         key, changed = self.key, self.changed
         column, left_value, right_value = self.change_names
         fields = {f.name: f for f in changed.schema.fields}
-        found: Dict[Tuple[Any, ...], Dict[str, ChangedValue]] = {}
+        found: Dict[str, Tuple[Tuple[Any, ...], Dict[str, ChangedValue]]] = {}  # by the key's repr: any key type
         if max_rows:
             # the keys first (a few), then all their changed values: whole pairs, never part of one
             keys = changed.select(*map(quoted, key)).distinct().limit(max_rows)
@@ -210,8 +210,8 @@ class Diff:
             values = changed.alias(a).join(keys.alias(k), _and(match), "left_semi")
             for r in values.collect():
                 pair = tuple(_plain(r[c]) for c in key)
-                found.setdefault(pair, {})[r[column]] = ChangedValue(r[left_value], r[right_value])
-        rows = tuple((*pair, *[cells.get(c, UNCHANGED) for c in columns]) for pair, cells in found.items())
+                found.setdefault(repr(pair), (pair, {}))[1][r[column]] = ChangedValue(r[left_value], r[right_value])
+        rows = tuple((*pair, *[cells.get(c, UNCHANGED) for c in columns]) for pair, cells in found.values())
         return RowsShown(kind="changed", columns=(*key, *columns),
                          types=(*[fields[c].dataType.simpleString() for c in key], *["left → right"] * len(columns)),
                          rows=rows, total=self.changed_count)
@@ -220,7 +220,8 @@ class Diff:
                 names: Tuple[str, str] = ("left", "right")) -> str:
         """A report of this diff as one self-contained HTML page (no script, no network): equal or not, the schema
         difference, row counts, the differing rows counted and per column, the first ``max_rows`` differing rows of
-        each kind (with how many more there are), the algorithm and both digests. Values longer than ``max_chars``
+        each kind (with a key, changed pairs side by side; with how many more there are), the algorithm and both
+        digests. Values longer than ``max_chars``
         characters are cut, visibly; ``names`` are what the two sides are called. Returned, and written to ``path``
         (a local file, UTF-8, replaced if it exists) when one is given."""
         page = render_html(self.report(max_rows, names), document=True, max_chars=max_chars)
