@@ -296,6 +296,23 @@ def test_null_nan_binary_empty_and_nested_values_each_look_different(hostile):
     assert d.only_left_count == 7
 
 
+def test_values_that_do_not_come_through_spark_are_rendered_too():
+    """What a report may hold without Spark producing it here: lone surrogates, C1 controls, -Infinity, booleans,
+    decimals, timestamps, bytes keys in maps (the renderer is plain Python)."""
+    import datetime
+    import decimal
+
+    from dsha.core.diff_html import value_html
+
+    text = lambda v, n=200: parse(f"<p>{value_html(v, n)}</p>").one("p").text()
+    assert text("a\ud800b\x85c") == "a\\ud800b\\x85c"
+    assert text(float("-inf")) == "-Infinity" and text(True) == "true"
+    assert text(decimal.Decimal("1.50")) == "1.50"
+    assert text(datetime.datetime(2024, 1, 2, 3, 4, 5)) == "2024-01-02 03:04:05"
+    assert text({b"\x01": [None, "x"]}) == '{0x01: [null, "x"]}'
+    assert text(b"\xab" * 300, 10) == "0xabababab… (+592 chars)"
+
+
 def test_schema_differences_are_a_report_of_their_own(spark):
     left = spark.createDataFrame([(1, "a", 1.0)], "id INT, gone STRING, x DOUBLE")
     right = spark.createDataFrame([(1, 2, 1.0)], "id INT, new INT, x FLOAT")
