@@ -17,9 +17,17 @@ VECTORS = json.load(open(os.path.join(os.path.dirname(__file__), "..", "golden",
                          encoding="utf-8"))
 
 
-# The arguments of each table of vectors.json (as its test calls dsha): "*" unless the vector names them.
-ARGUMENTS = {v["name"]: v.get("arguments", "*") for v in json.load(open(
-    os.path.join(os.path.dirname(__file__), "..", "golden", "vectors.json"), encoding="utf-8"))["vectors"]}
+# Each table of vectors.json (its arguments, as its test calls dsha: "*" unless the vector names them; min_spark; conf).
+TABLES = {v["name"]: v for v in vector_file.load()["vectors"]}
+ARGUMENTS = {name: vector_file.arguments(v) for name, v in TABLES.items()}
+
+
+def on_this_spark(spark, name):
+    """The table's settings (its conf), after skipping a table this Spark line does not have (its min_spark)."""
+    table = TABLES[name]
+    if not vector_file.applies(table, spark.version):
+        pytest.skip(f"needs Spark {table['min_spark']}")
+    return sql_conf(spark, table.get("conf", {}))
 
 
 def sketch_hex(spark, sql, cells, columns=True, arguments="*"):
@@ -35,8 +43,17 @@ DIFFERENCES = [v for v in VECTORS["differences"] if v["name"] in ("right_only_an
 @pytest.mark.parametrize("vector", SKETCHES, ids=lambda v: v["name"])
 def test_sketches(spark, vector):
     arguments = ARGUMENTS[vector["name"]]
-    assert sketch_hex(spark, vector["sql"], 6, arguments=arguments) == vector["sketch_m6"]
-    assert sketch_hex(spark, vector["sql"], 1, columns=False, arguments=arguments) == vector["sketch_m1_no_columns"]
+    with on_this_spark(spark, vector["name"]):
+        assert sketch_hex(spark, vector["sql"], 6, arguments=arguments) == vector["sketch_m6"]
+        assert sketch_hex(spark, vector["sql"], 1, columns=False, arguments=arguments) == \
+            vector["sketch_m1_no_columns"]
+
+
+def test_every_table_has_sketch_vectors():
+    """SPEC.md §17.6: the file holds the sketch and filter words of every table of vectors.json, in its order."""
+    assert [v["name"] for v in VECTORS["sketches"]] == list(TABLES)
+    assert {"variant", "collated_string", "intervals", "void", "time", "timestamp_nanos", "nan",
+            "booleans"} <= {v["name"] for v in SKETCHES} | {v["name"] for v in VECTORS["sketches"]}
 
 
 def test_fold(spark):
@@ -74,9 +91,11 @@ def assert_decodes(spark, left, right, expected):
 def test_filter_words(spark, vector):
     """Each table's rows' filter words (SPEC.md §17.2.1), as its sketch minus the empty sketch decodes them."""
     arguments = ARGUMENTS[vector["name"]]
-    with sql_conf(spark, {"spark.dsha.sketch.cells": 6, "spark.dsha.sketch.columnDigests": "true"}):
-        empty = bytes(spark.sql(f"SELECT dsha_sketch({arguments}) FROM ({vector['sql']}) WHERE false").first()[0]).hex()
-    assert_decodes(spark, sketch_hex(spark, vector["sql"], 6, arguments=arguments), empty, vector["decode"])
+    with on_this_spark(spark, vector["name"]):
+        with sql_conf(spark, {"spark.dsha.sketch.cells": 6, "spark.dsha.sketch.columnDigests": "true"}):
+            empty = bytes(spark.sql(f"SELECT dsha_sketch({arguments}) FROM ({vector['sql']}) WHERE false")
+                          .first()[0]).hex()
+        assert_decodes(spark, sketch_hex(spark, vector["sql"], 6, arguments=arguments), empty, vector["decode"])
 
 
 @pytest.mark.parametrize("vector", VECTORS["version1"][:1], ids=lambda v: v["name"])

@@ -534,11 +534,7 @@ def subtract_sketches(a: bytes, b: bytes) -> List[List[int]]:
 
 # -- golden vectors (SPEC §17.6) -------------------------------------------------------------------------------
 
-SKETCH_VECTORS = [
-    "int", "columns_ab", "nulls", "integers", "floats", "decimals", "unicode_and_binary", "nested_12_3",
-    "map_nested", "struct_null_field", "array_of_structs", "datetimes", "names_mixed", "table_with_duplicates",
-    "table_empty",
-]
+# 'sketches' holds every table of vectors.json, in its order (SPEC §17.6: every type gives its rows' filter words).
 FOLD_VECTOR = "table_with_duplicates"
 VERSION1_VECTORS = ["columns_ab", "table_with_duplicates", "table_empty"]
 
@@ -630,9 +626,9 @@ DOC = (
     "SPEC.md §17.6: sketches (§17.1 bytes, hex) and decoded differences (§17.4), written by "
     "tests/reference/dsha_reference_sketch.py fill and re-checked by its check command. Every sketch is format "
     "version 2 (48-byte cells with filter words, §17.2.1) except those of 'version1'. "
-    "'sketches': tables of vectors.json (name, sql, schema, rows as there); sketch_m6 is the sketch with 6 cells and "
-    "column digests, sketch_m1_no_columns with 1 cell and column count 0; decode is the decoding of sketch_m6 minus "
-    "the empty sketch (0 rows) of the same schema at 6 cells, at the smallest fold that succeeds: success, "
+    "'sketches': every table of vectors.json, in its order (name, sql, schema, rows as there); sketch_m6 is the "
+    "sketch with 6 cells and column digests, sketch_m1_no_columns with 1 cell and column count 0; decode is the "
+    "decoding of sketch_m6 minus the empty sketch (0 rows) of the same schema at 6 cells, at the smallest fold that succeeds: success, "
     "cells_used (that size), entries {row digest hex in byte order (as row_digests in vectors.json): signed count}, "
     "filters_valid (whether the decoded filter words are valid, §17.4 'Filter words') and, only when filters_valid "
     "is true, filters {row digest hex: the filter word φ of its rows, a u32 as an integer} for the digests of "
@@ -787,7 +783,7 @@ def build(vectors_path: str) -> dict:
     with open(vectors_path, encoding="utf-8") as fh:
         vectors = {v["name"]: v for v in json.load(fh)["vectors"]}
     return {"_doc": DOC, "algorithm": ref.ALGORITHM,
-            "sketches": [compute_sketch_vector(vectors[n]) for n in SKETCH_VECTORS],
+            "sketches": [compute_sketch_vector(v) for v in vectors.values()],
             "differences": [compute_difference(d) for d in DIFFERENCES],
             "fold": compute_fold(vectors[FOLD_VECTOR]),
             "version1": [compute_version1_vector(vectors[n]) for n in VERSION1_VECTORS]}
@@ -831,6 +827,8 @@ def check_doc(doc: dict, vectors: Optional[Dict[str, dict]] = None) -> List[str]
             if src is None or any(src[k] != v[k] for k in ("sql", "schema", "rows")):
                 problems.append(f"{where}: sql/schema/rows differ from vectors.json")
 
+    if vectors is not None and [v.get("name") for v in doc["sketches"]] != list(vectors):
+        problems.append("sketches: not every table of vectors.json, in its order (SPEC §17.6)")
     for v in doc["sketches"]:
         where = f"sketches/{v.get('name')}"
         try:

@@ -2,6 +2,7 @@
 the golden file tests/golden/vectors-sketch.json."""
 import hashlib
 import json
+import re
 import os
 import random
 import struct
@@ -775,6 +776,25 @@ def test_golden_file_recomputes():
         vectors = {v["name"]: v for v in json.load(f)["vectors"]}
     assert sk.check_doc(doc, vectors) == []
     assert sk.main(["check", path]) == 0
+
+
+def test_golden_file_covers_every_table_of_vectors_json():
+    # SPEC §17.6: the sketch and filter words of every table of vectors.json (every type: booleans, NaN and -0.0,
+    # intervals, void, variants, collations, TIME, nanosecond timestamps), in its order; a table left out is reported.
+    with open(os.path.join(GOLDEN, "vectors-sketch.json"), encoding="utf-8") as f:
+        doc = json.load(f)
+    with open(os.path.join(GOLDEN, "vectors.json"), encoding="utf-8") as f:
+        vectors = {v["name"]: v for v in json.load(f)["vectors"]}
+    assert [v["name"] for v in doc["sketches"]] == list(vectors) and len(vectors) >= 54
+    kinds = {k for v in doc["sketches"] for k in re.findall(r"[a-z_]+", v["schema"])}
+    assert {"boolean", "interval", "void", "variant", "collate", "time", "timestamp_ntz"} <= kinds
+    assert any("timestamp_ntz(9)" in v["schema"] for v in doc["sketches"])
+    nan = next(v for v in doc["sketches"] if v["name"] == "nan")
+    assert nan["decode"]["filters_valid"] and len(nan["decode"]["filters"]) == 1
+    short = dict(doc, sketches=doc["sketches"][:-1])
+    assert "sketches: not every table of vectors.json, in its order (SPEC §17.6)" in sk.check_doc(short, vectors)
+    swapped = dict(doc, sketches=[doc["sketches"][1], doc["sketches"][0]] + doc["sketches"][2:])
+    assert "sketches: not every table of vectors.json, in its order (SPEC §17.6)" in sk.check_doc(swapped, vectors)
 
 
 def test_golden_file_examples():
