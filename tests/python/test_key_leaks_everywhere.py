@@ -42,6 +42,7 @@ WAYS = {
     "sql_unhex": "refused",             # dsha_keyed(unhex('<hex>'), ...)
     "sql_concat": "refused",            # dsha_keyed(concat('<half>', '<half>'), ...)
     "sql_short_key": "refused",         # a 12-byte key: no key, refused without echoing it
+    "sql_parameter": "refused",         # spark.sql("SELECT dsha_keyed(:k, id) ...", args={"k": key})
     "sql_parse_error": "refused",       # a syntax error in a statement holding a key
     "sql_ansi_runtime_error": "refused",  # ANSI division by zero in an argument: Spark's SQL context
     "sql_temp_view": "ok",              # CREATE TEMP VIEW v AS SELECT dsha_keyed('<key>', ...), DESCRIBE, EXPLAIN
@@ -454,6 +455,8 @@ def _drive(out, keys_file):
     sql_way("sql_concat", f"SELECT dsha_keyed(concat('{h['sql_concat'][:half]}', '{h['sql_concat'][half:]}'), id) "
                           "FROM range(5)")
     sql_way("sql_short_key", f"SELECT dsha_keyed('{h['sql_short_key']}', id) FROM range(5)")
+    attempt("sql_parameter", lambda: spark.sql("SELECT dsha_keyed(:k, id) FROM range(5)",
+                                               args={"k": h["sql_parameter"]}).first()[0])
     attempt("sql_parse_error", lambda: spark.sql(f"SELECT dsha_keyed('{h['sql_parse_error']}', id FROM range(5)"))
 
     def ansi():

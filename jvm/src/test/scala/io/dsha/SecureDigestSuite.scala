@@ -407,6 +407,11 @@ class SecureDigestSuite extends SparkSuite {
       spark.sql(s"SELECT dsha_keyed(concat('${key.take(20)}', '${key.drop(20)}'), id) FROM range(3)").collect()
     }.getMessage
     assert(refused.contains("must be a constant written as a literal") && !holdsKey(refused, key), refused)
+    // A parameter: Spark 4.1+ puts its value into the statement's text before parsing; refused on every line.
+    val parameter = intercept[Exception] {
+      spark.sql("SELECT dsha_keyed(:k, id) FROM range(3)", Map[String, Any]("k" -> key)).collect()
+    }.getMessage
+    assert(parameter.contains("must be a constant written as a literal") && !holdsKey(parameter, key), parameter)
   }
 
   test("bad keys are errors that name the function and the setting, never the key") {
