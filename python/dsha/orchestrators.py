@@ -23,14 +23,15 @@ from dsha.store import InputRecord, Record, open_store
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
 
-__all__ = ["ARROW_FORMATS", "ENGINES", "changes_on", "engine_for", "fingerprint_on", "record_taken", "spark_session"]
+__all__ = ["ARROW_FORMATS", "ENGINES", "arrow_path_refusal", "changes_on", "engine_for", "fingerprint_on",
+           "record_taken", "spark_session"]
 
 ENGINES = ("auto", "arrow", "spark")
 # The typed formats, whose column types Spark and Arrow read alike (as the CLI's `--engine auto`).
 ARROW_FORMATS = frozenset({"parquet", "orc", "arrow", "ipc", "feather"})
 
 
-def _arrow_path(x: Input) -> Optional[str]:
+def arrow_path_refusal(x: Input) -> Optional[str]:
     """Why the Arrow engine cannot read ``x``, or None when it can."""
     if not isinstance(x, Path):
         return f"the Arrow engine reads local files, not {getattr(x, 'key', 'a DataFrame')}"
@@ -49,14 +50,19 @@ def engine_for(inputs: Dict[str, Input], engine: str = "auto", spark: Optional[S
         raise UsageError(f"engine={engine!r}: one of {', '.join(ENGINES)}")
     if engine == "spark":
         return "spark"
-    why_not = next((w for w in map(_arrow_path, inputs.values()) if w), None)
+    why_not = next((w for w in map(arrow_path_refusal, inputs.values()) if w), None)
     if engine == "arrow":
         if why_not:
             raise UsageError(why_not)
-        if not installed("pyarrow"):
+        if not _arrow_installed():
             raise UsageError(f'engine="arrow" needs pyarrow and numpy: {install_hint("arrow")}')
         return "arrow"
-    return "arrow" if spark is None and why_not is None and installed("pyarrow") else "spark"
+    return "arrow" if spark is None and why_not is None and _arrow_installed() else "spark"
+
+
+def _arrow_installed() -> bool:
+    """pyarrow and numpy, the Arrow engine's two (pyarrow alone comes with other packages, e.g. pandas')."""
+    return installed("pyarrow") and installed("numpy")
 
 
 def spark_session(master: Optional[str] = None) -> SparkSessionLike:
@@ -95,16 +101,18 @@ def fingerprint_on(x: object, *, engine: str = "auto", spark: Optional[SparkSess
 
 
 def changes_on(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None, engine: str = "auto",
-               spark: Optional[SparkSessionLike] = None, master: Optional[str] = None) -> Changes:
+               spark: Optional[SparkSessionLike] = None, master: Optional[str] = None,
+               create_store: bool = False) -> Changes:
     """``dsha.changed`` on ``engine``: what changed in ``inputs`` since step ``name``'s last record in ``store``
     (``"auto"`` takes Spark for a table store or one on a Hadoop file system). The Arrow engine reads every file
-    each time (it keeps no per-file states)."""
+    each time (it keeps no per-file states). ``create_store`` as in ``dsha.changed``."""
     named = _named(inputs)
     if engine == "auto" and _store_needs_spark(store):
         engine = "spark"
     if engine_for(named, engine, spark) == "spark":
-        return changed(named, store=store, name=name, version=version, spark=spark or spark_session(master))
-    st = open_store(store)
+        return changed(named, store=store, name=name, version=version, spark=spark or spark_session(master),
+                       create_store=create_store)
+    st = open_store(store, create=create_store)
     previous = st.latest(name)  # before reading any data: a bad store fails fast
     current = Record(name, {k: _arrow_record(x) for k, x in named.items() if isinstance(x, Path)}, version)
     return Changes(previous, current, st)

@@ -91,3 +91,32 @@ def test_version_names_the_arrow_engine_and_what_to_install_for_spark():
     assert f"arrow: pyarrow {pa.__version__}, numpy {numpy.__version__}" in lines
     assert lines[-1] == "engines: arrow"
     assert "No module named" not in out.stdout + out.stderr and not any(line.startswith("jar:") for line in lines)
+
+
+@NO_SPARK
+def test_check_and_record_without_pyspark(files, tmp_path):
+    """`dsha record` / `dsha check` of local Parquet run on the Arrow engine: a consumer with `[arrow]` alone gates a
+    step; what needs Spark is one line naming it and what to install."""
+    root, table = files
+    data, store = tmp_path / "data", str(tmp_path / "store")
+    data.mkdir()
+    pq.write_table(table.slice(0, 70), data / "part-0.parquet")
+    recorded = run_cli("record", "step", str(data), "--store", store, "--create-store", "--json")
+    assert recorded.returncode == 0, recorded.stderr
+    digest = json.loads(recorded.stdout)["inputs"][str(data)]["digest"]
+    assert digest == dsha.arrow.fingerprint(table.slice(0, 70)).digest
+    assert recorded.stderr.strip() == f"recorded step in {store}"
+    same = run_cli("check", "step", str(data), "--store", store)
+    assert same.returncode == 0 and same.stdout.startswith("unchanged since 20"), same.stderr
+    pq.write_table(table.slice(70), data / "part-1.parquet")  # 30 more rows
+    changed = run_cli("check", "step", str(data), "--store", store, "--json")
+    assert changed.returncode == 1, changed.stderr
+    assert json.loads(changed.stdout)["changes"] == [{"input": str(data), "what": "row count",
+                                                      "detail": "70 -> 100 rows"}]
+    for args, needed in [(["--approximate"], "--approximate needs the Spark engine"),
+                         (["--engine", "spark"], "the Spark engine was asked for"),
+                         (["--store", "table:db.records"], "the Arrow engine keeps a local store")]:
+        err = run_cli("check", "step", str(data), "--store", store, *args)
+        lines = err.stderr.strip().splitlines()
+        assert err.returncode == 2 and len(lines) == 1, (args, err.stderr)
+        assert needed in lines[0] and 'pip install "pyspark' in lines[0], (args, lines)

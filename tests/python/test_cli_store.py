@@ -78,3 +78,41 @@ def test_record_creates_a_store_only_when_asked(spark, tmp_path):
     assert created.returncode == 0, created.stderr
     assert (store / ".dsha-store").is_file()
     assert run_cli("check", "step", str(tmp_path / "t"), "--store", str(store)).returncode == 0
+
+
+def test_local_parquet_checks_without_a_jvm_and_both_engines_agree(spark, tmp_path):
+    """`--engine auto` takes the Arrow engine (about a second, no JVM) for local Parquet and a local store, unless
+    something asks for Spark; records written by either engine are read by the other with the same answers."""
+    from dsha.cli import store as store_command
+    from dsha.cli.parser import parser
+
+    df = spark.createDataFrame([(i, f"n{i}", i * 0.25) for i in range(40)], "id BIGINT, name STRING, score DOUBLE")
+    data, store = str(tmp_path / "t"), str(tmp_path / "store")
+    df.repartition(2).write.parquet(data)
+
+    def engine(*extra):
+        return store_command.choose(parser().parse_args(["check", "step", data, "--store", store, *extra]))
+
+    assert engine() == "arrow"
+    assert [engine("--approximate"), engine("--conf", "spark.x=1"), engine("--master", "local[1]"),
+            engine("--engine", "spark"), engine("--store", "table:records")] == ["spark"] * 5
+    recorded = run_cli("record", "step", data, "--store", store, "--create-store", "--engine", "arrow", "--json")
+    assert recorded.returncode == 0, recorded.stderr
+    assert json.loads(recorded.stdout)["inputs"][data]["digest"] == dsha.fingerprint(df).digest
+    for chosen in ("arrow", "spark"):
+        same = run_cli("check", "step", data, "--store", store, "--engine", chosen)
+        assert same.returncode == 0 and same.stdout.startswith("unchanged since 20"), (chosen, same.stderr)
+    df.where("id < 5").write.mode("append").parquet(data)
+    answers = {chosen: run_cli("check", "step", data, "--store", store, "--engine", chosen, "--json")
+               for chosen in ("arrow", "spark")}
+    assert {c: a.returncode for c, a in answers.items()} == {"arrow": 1, "spark": 1}
+    arrow_out, spark_out = (json.loads(answers[c].stdout) for c in ("arrow", "spark"))
+    assert arrow_out["changes"] == spark_out["changes"] == [{"input": data, "what": "row count",
+                                                             "detail": "40 -> 45 rows"}]
+    assert arrow_out["inputs"] == spark_out["inputs"]
+    # a directory with a manifest keeps its per-file states: the Spark engine
+    dsha.write(df, str(tmp_path / "w"), format="parquet")
+    assert store_command.choose(parser().parse_args(["check", "step", str(tmp_path / "w"), "--store", store])) == "spark"
+    refused = run_cli("check", "step", data, "--store", store, "--engine", "arrow", "--approximate")
+    assert refused.returncode == 2 and refused.stderr.strip() == (
+        "dsha: error: --approximate needs the Spark engine (file metadata through Hadoop's listing)")

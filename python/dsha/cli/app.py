@@ -26,6 +26,8 @@ def _run(args: argparse.Namespace, spark: Optional[SparkSessionLike]) -> int:
     check_conf(args)
     if args.command in store.COMMANDS:
         store.validate(args)
+        if store.choose(args) == "arrow":
+            return store.run_arrow(args)
         with spark_session(args, spark) as session:
             return store.run(args, session)
     if args.command == "diff":

@@ -14,7 +14,7 @@ from dsha.dependencies import install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
 
-__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_fingerprint", "arrow_installed", "choose"]
+__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_as_asked", "arrow_fingerprint", "arrow_installed", "choose"]
 
 # What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
 # Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
@@ -26,6 +26,16 @@ def arrow_installed() -> bool:
     """Whether the Arrow engine can run: pyarrow and numpy (its [arrow] extra; pyarrow alone comes with other
     packages, e.g. pyspark's pandas support)."""
     return installed("pyarrow") and installed("numpy")
+
+
+def arrow_as_asked(why_not: Optional[str]) -> str:
+    """``--engine arrow``: ``"arrow"``, or a one-line error saying why it cannot run (``why_not``, or what to
+    install)."""
+    if why_not:
+        raise UsageError(why_not)
+    if not arrow_installed():
+        raise UsageError(f"--engine arrow needs pyarrow and numpy: {install_hint('arrow')}")
+    return "arrow"
 
 
 def _sources(args: argparse.Namespace) -> List[Optional[str]]:
@@ -57,11 +67,7 @@ def choose(args: argparse.Namespace) -> str:
             why_not = (f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not "
                        f"{_format(source, args)} ({source})")
     if args.engine == "arrow":
-        if why_not:
-            raise UsageError(why_not)
-        if not arrow_installed():
-            raise UsageError(f"--engine arrow needs pyarrow and numpy: {install_hint('arrow')}")
-        return "arrow"
+        return arrow_as_asked(why_not)
     if args.engine == "spark":
         if not installed("pyspark"):
             raise UsageError(f"--engine spark needs pyspark: {install_hint('spark')}")
