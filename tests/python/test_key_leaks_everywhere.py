@@ -60,6 +60,7 @@ WAYS = {
     "connect_py_key": "ok",             # Spark Connect: dsha.fingerprint(key=bytes)
     "connect_sql_literal": "ok",        # Spark Connect: spark.sql("SELECT dsha_keyed('<hex>', ...)")
     "connect_column": "ok",             # Spark Connect: dsha.functions.dsha_keyed(key, ...)
+    "connect_lit_column": "ok",         # Spark Connect: dsha_keyed(F.lit('<hex>'), ...)
     "cli_key_file": "ok",               # dsha hash DIR --key-file FILE, in a process of its own
 }
 # A way the Spark line does not have: the driver records it as not applicable.
@@ -362,7 +363,7 @@ def _drive(out, keys_file):
         files[kind].write(f"\n## {way}\n{text}\n")
 
     every_mode = {"sql_hex", "sql_binary", "sql_cte", "sql_in_subquery", "sql_unhex", "sql_temp_view", "py_column",
-                  "py_lit_column", "connect_sql_literal", "connect_column", CANARY}
+                  "py_lit_column", "connect_sql_literal", "connect_column", "connect_lit_column", CANARY}
 
     def explain(way, df):
         # Every mode for a sample of the ways; the others in the two that print every plan (parsed to physical) and
@@ -555,6 +556,12 @@ def _drive(out, keys_file):
         explain("connect_column", df)
         return df.first().d
     attempt("connect_column", connect_column)
+
+    def connect_lit_column():
+        df = cbase.agg(dsha_keyed(F.lit(h["connect_lit_column"]), "id").alias("d"))
+        explain("connect_lit_column", df)
+        return df.first().d
+    attempt("connect_lit_column", connect_lit_column)
     write("settings", "Connect SET", str(cs.sql("SET").collect()))
     write("settings", "Connect SET -v", str(cs.sql("SET -v").collect()))
     write("settings", "Connect getAll", str(cs.conf.getAll) if spark4 else "")
