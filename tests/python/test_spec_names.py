@@ -84,6 +84,24 @@ def test_other_expressions_are_named_by_position(spark):
         'struct<"_1":int,"_2":int,"_3":string,"_4":int,"a":int>'
 
 
+KEY = "000102030405060708090a0b0c0d0e0f"
+
+
+def test_n_counts_the_hashed_columns_only(spark):
+    """SPEC §2.1: a keyed function's key, logical_hash_in's digests and logical_filter_word_in's words are not
+    columns: `_N` counts from the first column. `a + 1` right after them is `_1`, so a column named `_2` beside it is
+    no clash (it would be, were the leading argument counted)."""
+    sql = "SELECT 1 AS a, 5 AS _2"
+    assert _value(spark, f"dsha_keyed_fingerprint('{KEY}', a + 1).schema", sql) == 'struct<"_1":int>'
+    assert _value(spark, f"dsha_keyed_fingerprint('{KEY}', a + 1, _2).schema", sql) == 'struct<"_1":int,"_2":int>'
+    digest = dsha_reference.row_digest('struct<"_1":int,"_2":int>', {"_1": 2, "_2": 5}).hex()
+    assert _value(spark, f"logical_hash_in(X'{digest}', a + 1, _2)", sql) is True
+    assert _value(spark, f"lower(hex(logical_hash(a + 1, _2)))", sql) == digest
+    assert _value(spark, "logical_filter_word_in(X'00000000', a + 1, _2)", sql) in (True, False)
+    with pytest.raises(AnalysisException):  # the control: a real clash is refused
+        _value(spark, "logical_hash(7, a + 1, _2)", sql)
+
+
 # CHAR(5) holding 'ab': padded to 5 characters ('ab   ') with spark.sql.readSideCharPadding=true (the default), and
 # as stored with false. These are the digests of the one-column tables x = 'ab   ' and x = 'ab' (SPEC §2.3).
 CHAR_SCHEMA = 'struct<"c":string>'

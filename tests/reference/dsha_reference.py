@@ -912,7 +912,6 @@ def check_manifest(doc: dict, expect_algorithm: Optional[str] = None, expect_for
         raise ManifestError(f"schema_digest is not the SHA-256 of schema: {doc['schema_digest']!r}, "
                             f"expected {sd.hex()!r}")
     seen = {}
-    prev = None
     for i, f in enumerate(doc["files"]):
         where = f"files[{i}]."
         if not isinstance(f, dict):
@@ -922,11 +921,7 @@ def check_manifest(doc: dict, expect_algorithm: Optional[str] = None, expect_for
         _check_relative_path(p, where)
         if p in seen:
             raise ManifestError(f"a path listed twice: {p!r} (files[{seen[p]}] and files[{i}])")
-        seen[p] = i
-        key = p.encode("utf-8")
-        if prev is not None and key < prev:
-            raise ManifestError(f"files are not in ascending order of path (UTF-8 bytes): {p!r} after a greater path")
-        prev = key
+        seen[p] = i  # in any order (SPEC §12.3: writers write ascending order, readers do not require it)
         if f["size"] < 0:
             raise ManifestError(f"{where}size must not be negative, got {f['size']}")
         if not 0 <= f["rows"] < (1 << 64):

@@ -88,8 +88,9 @@ def _schema(schema_str: str):
 # -- §16.2 and §16.3 row values --------------------------------------------------------------------------------
 
 def parse_key(text: str) -> bytes:
-    """A key written as text (§16.2): hex if valid hex, else base64 (standard or URL-safe, padding optional)."""
-    t = text.strip()
+    """A key written as text (§16.2): hex if valid hex, else base64 (standard or URL-safe, padding optional), after
+    removing the characters U+0000-U+0020 at either end (and nothing else: not U+00A0, not inner spaces)."""
+    t = text.strip("".join(map(chr, range(0x21))))
     if re.fullmatch(r"(?:[0-9a-fA-F]{2})+", t):
         key = bytes.fromhex(t)
     elif re.fullmatch(r"[A-Za-z0-9+/_-]+={0,2}", t):
@@ -103,6 +104,26 @@ def parse_key(text: str) -> bytes:
     if len(key) < 16:
         raise ValueError(f"the key is {len(key)} bytes; a key needs at least 16")
     return key
+
+
+KEYED_IDS = (KEYED, KEYED2)
+
+
+def key_reference(text: str):
+    """§16.2/§16.6: a key reference ``conf:NAME`` or ``conf:NAME#ALGORITHM`` as (NAME, algorithm id or None). The text
+    after the last ``#`` is the algorithm: an id of a keyed algorithm, exactly (after U+0000-U+0020 at either end are
+    removed, as from NAME); anything else, such as Python's short name ``keyed-v2``, is an error."""
+    if not text.startswith("conf:"):
+        raise ValueError("a key reference starts with 'conf:'")
+    body = text[len("conf:"):]
+    blank = "".join(map(chr, range(0x21)))
+    if "#" not in body:
+        return body.strip(blank), None
+    name, algorithm = body.rsplit("#", 1)
+    algorithm = algorithm.strip(blank)
+    if algorithm not in KEYED_IDS:
+        raise ValueError(f"{algorithm!r} is no keyed algorithm (known: {', '.join(KEYED_IDS)})")
+    return name.strip(blank), algorithm
 
 
 def row_mac(schema_str: str, row: dict, key: bytes) -> bytes:
@@ -167,6 +188,8 @@ def parse_state(data: bytes) -> dict:
         shift += 7
         if not b & 0x80:
             break
+    if data[5:at] != ref.varint(code):
+        raise ValueError("the algorithm code is not a minimal varint")
     algorithm = {c: a for a, c in CODES.items()}.get(code)
     if algorithm is None:
         raise ValueError(f"unknown algorithm code {code:#x}")
@@ -179,6 +202,8 @@ def parse_state(data: bytes) -> dict:
         return data[at - n:at]
 
     sd = take(struct.unpack("<I", take(4))[0])
+    if len(sd) != 32:  # §11.2: 32 for every algorithm
+        raise ValueError(f"the schema digest has {len(sd)} bytes, not 32")
     rows = struct.unpack("<Q", take(8))[0]
     width = struct.unpack("<I", take(4))[0]
     if width != STATE_BYTES[algorithm]:
@@ -189,7 +214,11 @@ def parse_state(data: bytes) -> dict:
         raise ValueError("bytes after the state")
     if hashlib.sha256(text).digest() != sd:
         raise ValueError("the schema text does not match its digest")
-    return {"algorithm": algorithm, "schema_digest": sd, "rows": rows, "state": state, "schema": text.decode()}
+    try:
+        schema = text.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"the schema is not valid UTF-8: {e}") from None
+    return {"algorithm": algorithm, "schema_digest": sd, "rows": rows, "state": state, "schema": schema}
 
 
 def merge_states(a: bytes, b: bytes) -> bytes:

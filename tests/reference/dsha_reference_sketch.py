@@ -17,7 +17,7 @@ Written from SPEC.md alone.  Public functions::
     decode_with_filters(diff_cells) -> (success, {..}, {digest16: φ} or None)   # None: filter words not valid
     decode_smallest(diff_cells) -> (success, {..}, size or None)      # §17.4, smallest allowed fold that decodes
     decode_smallest_with_filters(diff_cells) -> (success, {..}, size or None, {digest16: φ} or None)
-    estimate_d(diff_cells) -> float                                   # §17.4's estimate from the zero cells
+    estimate_d(diff_cells) -> float; estimate(diff_cells) -> int     # §17.4's estimate from the zero cells
 
 Cells are lists [count, sum, check, filter] (format version 2), or [count, sum, check] for a sketch without filter
 words (format version 1, or anything merged or subtracted with one: §17.1, §17.3); every field is reduced by its
@@ -334,6 +334,12 @@ def estimate_d(diff_cells: List[List[int]]) -> float:
     m = len(diff_cells)
     z = sum(1 for c in diff_cells if list(c[:3]) == [0, 0, 0])
     return -(m / 3) * math.log(max(z, 0.5) / m)
+
+
+def estimate(diff_cells: List[List[int]]) -> int:
+    """§17.4: the estimate dsha_sketch_diff reports, estimate_d rounded up to an integer (binary64 arithmetic), over
+    the difference as subtracted (m: the gcd of both sketches' sizes, before any fold)."""
+    return math.ceil(estimate_d(diff_cells))
 
 
 # -- tables: row digests, columns (§17.1) ----------------------------------------------------------------------
