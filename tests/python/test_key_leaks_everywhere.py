@@ -63,6 +63,12 @@ WAYS = {
     "connect_lit_column": "ok",         # Spark Connect: dsha_keyed(F.lit('<hex>'), ...)
     "cli_key_file": "ok",               # dsha hash DIR --key-file FILE, in a process of its own
 }
+# What each refusal says.
+LITERAL_ONLY = "must be a constant written as a literal"
+REFUSALS = {"sql_unhex": LITERAL_ONLY, "sql_concat": LITERAL_ONLY, "sql_parameter": LITERAL_ONLY,
+            "sql_short_key": "a key needs at least 16", "sql_parse_error": "PARSE_SYNTAX_ERROR",
+            "sql_ansi_runtime_error": "DIVIDE_BY_ZERO", "py_key_failed": "no_such_column",
+            "py_column_failed": "no_such_column"}
 # A way the Spark line does not have: the driver records it as not applicable.
 SPARK4_ONLY = {"sql_script"}
 # Known limits, each stated in docs/tamper-evident.md (the test fails if one stops leaking: strict).
@@ -305,7 +311,9 @@ def test_no_key_anywhere(run, way):
         assert outcome.get("status") == "ok" and str(outcome.get("digest", "")).startswith(("f90b4f50120",
                                                                                              "f91b4f50120")), outcome
     else:
-        assert outcome.get("status") == "refused" and outcome.get("error"), outcome
+        assert outcome.get("status") == "refused" and REFUSALS[way] in outcome["error"], outcome
+        if REFUSALS[way] == LITERAL_ONLY:
+            assert "conf:NAME" in outcome["error"] and "key=" in outcome["error"], outcome
     hits = run["hits"].get(way, [])
     if way in LIMITS:
         # A documented limit (docs/tamper-evident.md): it must still be one, else the limit goes.
@@ -385,7 +393,7 @@ def _drive(out, keys_file):
         except Exception as e:
             write("errors", way, traceback.format_exc())
             write("errors", way + " (str)", str(e))
-            outcomes[way] = {"status": "refused", "error": str(e).strip().splitlines()[0][:300]}
+            outcomes[way] = {"status": "refused", "error": str(e).strip()[:2000]}
         outcomes[way]["seconds"] = round(time.monotonic() - t, 2)
 
     def sql_way(way, query, first=lambda r: r[0], session=None, sql_explain=False):
