@@ -1,11 +1,13 @@
 """SPEC.md points an implementation written from the spec alone had to guess (issue 34, item 10), checked against what
 the jar does: key spellings (§16.2), the keyed algorithm named with a key (§16.6), a row count of 2^63 or more in a
-fingerprint (§6, §11.1), user-defined types in sketches (§17.2.1), subtracting sketches with and without column
-digests (§17.3) and the estimate of a difference that does not decode (§17.4). The expected values come from the
-independent reference (tests/reference). Classic sessions only: none of this depends on the transport."""
+fingerprint (§6, §11.1), state lengths of every algorithm (§11.2), manifests in Hadoop's spelling and in any order
+(§12.1, §12.3), user-defined types in sketches (§17.2.1), subtracting sketches with and without column digests (§17.3)
+and the estimate of a difference that does not decode (§17.4). The expected values come from the independent
+reference (tests/reference). Classic sessions only: none of this depends on the transport."""
 import base64
 import json
 import os
+import struct
 import sys
 
 import pytest
@@ -154,3 +156,50 @@ def test_the_estimate_of_a_difference_that_does_not_decode(spark):
     cells = sk.subtract_sketches(bytes.fromhex(left), bytes.fromhex(right))
     assert not d.decoded and d.cells == len(cells)
     assert d.estimate == sk.estimate(cells) > 0
+
+
+def test_a_manifest_in_hadoops_spelling_is_read_in_any_order(spark, tmp_path):
+    """SPEC §12.1: root is the qualified Hadoop path (file:/abs: one slash, no trailing one), paths are relative and
+    decoded, modified is milliseconds rounded down; §12.3: a reader does not check the order of files (a dsha-v1
+    manifest, reversed, with one state changed and its checksum recomputed, is used: the digest is the changed one)."""
+    import dsha
+
+    out = tmp_path / "t x%41"  # a space and a '%' in the directory: decoded in paths, never escaped
+    dsha.write(spark.createDataFrame([(i, f"v{i}") for i in range(6)], "id int, s string").repartition(2),
+               str(out))
+    path = out / "_dsha" / "manifest.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert doc["root"] == "file:" + str(out.resolve()) and doc["root"].endswith("/t x%41")
+    assert len(doc["files"]) == 2
+    for f in doc["files"]:
+        assert (out / f["path"]).exists() and not f["path"].startswith("/")
+        assert f["modified"] == os.stat(out / f["path"]).st_mtime_ns // 10 ** 6
+    truth = dsha.fingerprint_path(spark, str(out), use_cache=False).digest
+    assert dsha.fingerprint_path(spark, str(out)).digest == truth
+    doc["files"].reverse()
+    doc["files"][0]["sum"] = "01" + doc["files"][0]["sum"][2:]
+    doc["checksum"] = ref.manifest_checksum(doc)
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    used = ref.check_manifest(doc)["digest"]  # the reference reads it too, in its order
+    got = dsha.fingerprint_path(spark, str(out)).digest
+    assert got == used != truth
+
+
+@pytest.mark.parametrize("algorithm, width", [("dsha-v1", 16), ("dsha-keyed-v1", 32), ("dsha-keyed-v2", 32),
+                                              ("dsha-secure-v1", 4096)])
+def test_state_lengths_of_every_algorithm(spark, algorithm, width):
+    """SPEC §11.2: schema digest 32 and combiner state of the algorithm's width, else malformed: in the jar
+    (dsha_final) and in Python (dsha.core.states, no Spark)."""
+    from dsha.core import states
+
+    schema = 'struct<"a":int>'
+    good = ref.serialise_state(schema, 1, 5) if algorithm == "dsha-v1" else sec.serialise_state(algorithm, schema, 1, 5)
+    at = 5 + len(ref.varint(sec.CODES.get(algorithm, 0x3D5A01))) + 4 + 32 + 8
+    assert struct.unpack_from("<I", good, at)[0] == width
+    bad = good[:at] + struct.pack("<I", 16 if width != 16 else 32) + good[at + 4:]
+    assert states.parse(good).rows == 1
+    with pytest.raises(Exception, match="combiner state"):
+        states.parse(bad)
+    assert spark.sql(f"SELECT dsha_final(X'{good.hex()}')").first()[0].startswith("f")
+    with pytest.raises(Exception, match="combiner state"):
+        spark.sql(f"SELECT dsha_final(X'{bad.hex()}')").first()
