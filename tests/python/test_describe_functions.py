@@ -20,10 +20,6 @@ pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
                                 reason="the descriptions are the jar's: one transport checks them")
 
 KEYED = ("dsha_keyed", "dsha_keyed_fingerprint", "dsha_keyed_state")
-# The jar's texts these tests hold to SPEC are to be corrected in jvm/ (DshaSketch.scala: 40 -> 48 bytes a cell;
-# DshaKeyed.scala: dsha-keyed-v2 and conf:NAME#ALGORITHM); remove this marker with that change.
-JVM_TEXT_PENDING = pytest.mark.xfail(strict=True, reason="issue 34 item 10: the jar's description still says "
-                                     "otherwise than SPEC (jvm/ fix pending: 48-byte cells, dsha-keyed-v2, #ALGORITHM)")
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +53,6 @@ def _cell_count(sketch):
     return struct.unpack_from("<I", sketch, 4 + 1 + 4 + 4 + 32 + 8 + 16)[0]
 
 
-@JVM_TEXT_PENDING
 def test_dsha_sketch_states_the_cell_size_and_default_of_what_it_writes(spark, described):
     """SPEC §17.1: format version 2 has 48-byte cells (version 1: 40). The description's 'default N, B bytes each'
     must be the default cell count and the cell size of the sketches dsha_sketch writes."""
@@ -71,7 +66,6 @@ def test_dsha_sketch_states_the_cell_size_and_default_of_what_it_writes(spark, d
     assert (int(stated.group(1)), int(stated.group(2))) == (_cell_count(default), cell_bytes)
 
 
-@JVM_TEXT_PENDING
 @pytest.mark.parametrize("function", KEYED)
 def test_keyed_functions_say_which_keyed_algorithm_they_compute(described, function):
     """SPEC §16.6: a keyed function computes dsha-keyed-v2 when its key reference names it (conf:NAME#ALGORITHM) or
@@ -81,7 +75,6 @@ def test_keyed_functions_say_which_keyed_algorithm_they_compute(described, funct
     assert "dsha-keyed-v1" in text and "dsha-keyed-v2" in text, function
 
 
-@JVM_TEXT_PENDING
 def test_dsha_keyed_states_every_spelling_of_its_key(described):
     """SPEC §16.2: BINARY, hex, base64, conf:NAME and conf:NAME#ALGORITHM."""
     text = _flat(described["dsha_keyed"])

@@ -11,14 +11,17 @@ import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
 // scalastyle:off line.size.limit
 @ExpressionDescription(
   usage = """
-    _FUNC_(key, expr1, expr2, ...) - Returns the dsha-keyed-v1 digest of the rows under a secret key: like dsha,
+    _FUNC_(key, expr1, expr2, ...) - Returns the keyed digest of the rows under a secret key: like dsha,
       order-independent and duplicate-sensitive, and tamper-evident for anyone without the key (the sum mod 2^256 of
-      HMAC-SHA-256 of each row; SPEC.md §16). The key never appears in plans, logs or errors.
+      a pseudo-random function of each row: HMAC-SHA-256 for dsha-keyed-v1, the default; NH, a polynomial and
+      AES-256 for dsha-keyed-v2, when the key reference 'conf:NAME#dsha-keyed-v2' or the setting
+      spark.dsha.keyed.algorithm names it; SPEC.md §16). The key never appears in plans, logs or errors.
   """,
   arguments = """
     Arguments:
-      * key - a constant: BINARY (at least 16 bytes), or a STRING in hex or base64, or 'conf:NAME' to read it from the
-          session setting NAME (recommended: a literal key is part of the SQL text).
+      * key - a constant: BINARY (at least 16 bytes), or a STRING in hex or base64 (SPEC.md §16.2), or 'conf:NAME'
+          to read it from the session setting NAME (recommended: a literal key is part of the SQL text), or
+          'conf:NAME#ALGORITHM' to name the keyed algorithm too (dsha-keyed-v1 or dsha-keyed-v2).
       * expr1, expr2, ... - columns or expressions, identified by name; `*` hashes every column.
   """,
   examples = """
@@ -42,7 +45,8 @@ case class DshaKeyed(children: Seq[Expression], fieldNames: Seq[String], algorit
 // scalastyle:off line.size.limit
 @ExpressionDescription(
   usage = """
-    _FUNC_(key, expr1, expr2, ...) - Returns the dsha-keyed-v1 digest with its parts, as dsha_fingerprint does
+    _FUNC_(key, expr1, expr2, ...) - Returns the keyed digest (dsha-keyed-v1, or dsha-keyed-v2: as for dsha_keyed)
+      with its parts, as dsha_fingerprint does
       (content_sum: the 256-bit sum of row MACs, as confidential as the comparison; SPEC.md §16.2).
   """,
   arguments = """
@@ -71,7 +75,8 @@ case class DshaKeyedFingerprint(children: Seq[Expression], fieldNames: Seq[Strin
 // scalastyle:off line.size.limit
 @ExpressionDescription(
   usage = """
-    _FUNC_(key, expr1, expr2, ...) - Returns the mergeable state of the dsha-keyed-v1 digest (SPEC.md §11, §16.2).
+    _FUNC_(key, expr1, expr2, ...) - Returns the mergeable state of the keyed digest (dsha-keyed-v1, or
+      dsha-keyed-v2: as for dsha_keyed; SPEC.md §11, §16.2, §16.6).
       States merge and finalise without the key, and do not record which key made them.
   """,
   arguments = """

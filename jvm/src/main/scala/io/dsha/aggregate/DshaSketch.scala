@@ -24,8 +24,8 @@ import io.dsha.types.CanonicalSchema
     _FUNC_(expr1, expr2, ...) - Returns the dsha sketch of the rows (BINARY, SPEC.md §17): their dsha-v1 row digests
       in the cells of an invertible Bloom lookup table, with the row count and the canonical schema. The difference of
       two tables' sketches decodes (dsha_sketch_diff) into the row digests in excess on each side, with their
-      multiplicities, when it has about 1.25 cells or more per differing digest. The number of cells is the setting
-      spark.dsha.sketch.cells (2^i or 3*2^i; default 49152, 40 bytes each), read when the query is analysed. With
+      multiplicities, when it has about 1.23 cells or more per differing digest. The number of cells is the setting
+      spark.dsha.sketch.cells (2^i or 3*2^i; default 49152, 48 bytes each), read when the query is analysed. With
       spark.dsha.sketch.columnDigests (default true) the sketch also holds each column's dsha digest (what
       dsha(column) gives), which costs about one more hash per value.
   """,

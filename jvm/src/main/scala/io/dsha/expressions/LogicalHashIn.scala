@@ -21,7 +21,7 @@ import io.dsha.sketch.DigestSet
     Arguments:
       * digests - a constant BINARY whose length is a multiple of 16: the row digests, as logical_hash returns them.
       * expr1, expr2, ... - columns or expressions, identified by name as in logical_hash; `*` for all columns
-          (where Spark takes a star: in a WHERE clause from Spark 4.0).
+          (where Spark takes a star, e.g. in a WHERE clause).
   """,
   examples = """
     Examples:
