@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from dsha.errors import MissingDependencyError
 
-__all__ = ["F", "install_hint", "installed", "lazy_module", "optional_module", "py4j_protocol", "pyspark",
-           "pyspark_sql", "pyspark_types"]
+__all__ = ["F", "arrow_installed", "install_hint", "installed", "lazy_module", "optional_module", "py4j_protocol",
+           "pyspark", "pyspark_sql", "pyspark_types"]
 
 # The extra of dsha's package that brings each top-level package.
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "arrow", "numpy": "arrow"}
@@ -24,6 +24,12 @@ _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "arrow", "numpy": "ar
 _EXTRA_FALLBACK = {"spark": ["pyspark"], "connect": ["pyspark[connect]"], "arrow": ["pyarrow", "numpy"],
                    "airflow": ["apache-airflow", "pyarrow", "numpy"], "dagster": ["dagster", "pyarrow", "numpy"],
                    "openlineage": ["openlineage-python", "pyarrow", "numpy"]}
+
+
+def arrow_installed() -> bool:
+    """Whether the Arrow engine can run: pyarrow and numpy (its [arrow] extra; pyarrow alone comes with other
+    packages, e.g. pyspark's pandas support)."""
+    return installed("pyarrow") and installed("numpy")
 
 
 def install_hint(extra: str) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
-from dsha.dependencies import install_hint, installed, pyspark_sql
+from dsha.dependencies import arrow_installed, install_hint, pyspark_sql
 from dsha.errors import UsageError
 from dsha.inputs import Input, Path, as_input, fingerprint_input
 from dsha.skip import Changes, Inputs, StoreLike, _named, changed
@@ -54,15 +54,10 @@ def engine_for(inputs: Dict[str, Input], engine: str = "auto", spark: Optional[S
     if engine == "arrow":
         if why_not:
             raise UsageError(why_not)
-        if not _arrow_installed():
+        if not arrow_installed():
             raise UsageError(f'engine="arrow" needs pyarrow and numpy: {install_hint("arrow")}')
         return "arrow"
-    return "arrow" if spark is None and why_not is None and _arrow_installed() else "spark"
-
-
-def _arrow_installed() -> bool:
-    """pyarrow and numpy, the Arrow engine's two (pyarrow alone comes with other packages, e.g. pandas')."""
-    return installed("pyarrow") and installed("numpy")
+    return "arrow" if spark is None and why_not is None and arrow_installed() else "spark"
 
 
 def spark_session(master: Optional[str] = None) -> SparkSessionLike:

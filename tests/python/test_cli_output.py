@@ -10,6 +10,7 @@ import pytest
 from cli_runner import run_cli
 
 import dsha
+import dsha.dependencies
 from dsha.cli import engine
 from dsha.cli.parser import parser, version_text
 from dsha.store import open_store
@@ -73,7 +74,7 @@ def test_version_names_each_engine_and_its_versions():
 
 
 def test_version_without_numpy_says_what_to_install(monkeypatch):
-    monkeypatch.setattr(engine, "installed", lambda m: m != "numpy")
+    monkeypatch.setattr(dsha.dependencies, "installed", lambda m: m != "numpy")
     import dsha.cli.parser as cli_parser
 
     monkeypatch.setattr(cli_parser, "installed", lambda m: m != "numpy")
@@ -88,7 +89,7 @@ def test_auto_does_not_pick_the_arrow_engine_without_numpy(data, monkeypatch):
     root, df = data
     args = parser().parse_args(["hash", str(root / "u")])
     assert engine.choose(args) == "arrow"  # everything installed: local Parquet goes to the Arrow engine
-    monkeypatch.setattr(engine, "installed", lambda m: m != "numpy")
+    monkeypatch.setattr(dsha.dependencies, "installed", lambda m: m != "numpy")
     assert engine.choose(args) == "spark"
     out = run_cli("hash", root / "u")
     assert out.returncode == 0, out.stderr

@@ -10,11 +10,12 @@ from typing import Callable, List, Optional, Tuple
 
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
-from dsha.dependencies import install_hint, installed
+from dsha.dependencies import arrow_installed, install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
 
-__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_as_asked", "arrow_fingerprint", "arrow_installed", "choose"]
+__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_as_asked", "arrow_fingerprint", "arrow_installed", "choose",
+           "has_manifest"]
 
 # What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
 # Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
@@ -22,10 +23,9 @@ ARROW_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather", "csv", "json"}
 ARROW_AUTO_FORMATS = {"parquet", "orc", "arrow", "ipc", "feather"}
 
 
-def arrow_installed() -> bool:
-    """Whether the Arrow engine can run: pyarrow and numpy (its [arrow] extra; pyarrow alone comes with other
-    packages, e.g. pyspark's pandas support)."""
-    return installed("pyarrow") and installed("numpy")
+def has_manifest(source: str) -> bool:
+    """Whether a local directory holds a manifest (per-file states, which only the Spark engine reads)."""
+    return os.path.isfile(os.path.join(local_path(source) or "", "_dsha", "manifest.json"))
 
 
 def arrow_as_asked(why_not: Optional[str]) -> str:
@@ -82,9 +82,8 @@ def choose(args: argparse.Namespace) -> str:
         return "spark"
     spark_asked = args.master != "local[*]" or args.conf
     typed = all(_format(s, args) in ARROW_AUTO_FORMATS for s in sources if s is not None)
-    has_manifest = args.command == "hash" and os.path.isfile(os.path.join(local_path(args.path) or "", "_dsha",
-                                                                           "manifest.json"))
-    if spark_asked or not typed or has_manifest or not arrow_installed():
+    manifest = args.command == "hash" and has_manifest(args.path)
+    if spark_asked or not typed or manifest or not arrow_installed():
         return "spark"
     return "arrow"
 

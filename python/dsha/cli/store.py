@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 from dsha.cli import exit_codes
 from dsha.cli.args import ENGINES, check_sources
-from dsha.cli.engine import arrow_as_asked, arrow_installed
+from dsha.cli.engine import arrow_as_asked, arrow_installed, has_manifest
 from dsha.core.paths import local_path
 from dsha.dependencies import install_hint, installed
 from dsha.errors import UsageError
@@ -88,7 +87,7 @@ def _why_not_arrow(args: argparse.Namespace) -> Optional[str]:
         if refusal:
             return refusal
         assert isinstance(i, Path)
-        if os.path.isfile(os.path.join(local_path(i.path) or "", "_dsha", "manifest.json")):
+        if has_manifest(i.path):
             return f"{i.path} has a manifest: its per-file states are read by the Spark engine"
     return None
 
