@@ -64,17 +64,8 @@ def _check_creatable(output: str) -> None:
     """--output names a new directory that can be made (its nearest existing parent a writable directory): checked
     before the diff runs, not after. Other file systems than the local one are left to Spark."""
     local = local_path(output)
-    if local is None:
-        return
-    if os.path.lexists(local):
-        raise UsageError(f"--output {output} exists: give a new directory (nothing is overwritten)")
-    parent = os.path.dirname(os.path.abspath(local))
-    while not os.path.lexists(parent):
-        parent = os.path.dirname(parent)
-    if not os.path.isdir(parent):
-        raise UsageError(f"--output {output} cannot be made: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {output} cannot be made: {parent} is not writable")
+    if local is not None:
+        _check_new(f"--output {output}", local, "directory", "made", parents_made=True)
 
 
 def _check_new_file(html: str) -> None:
@@ -82,13 +73,21 @@ def _check_new_file(html: str) -> None:
     local = local_path(html)
     if local is None:
         raise UsageError(f"--html {html}: the report is written to a local file; give a local path")
+    _check_new(f"--html {html}", local, "file", "written", parents_made=False)
+
+
+def _check_new(option: str, local: str, kind: str, done: str, parents_made: bool) -> None:
+    """``local`` does not exist and can be ``done`` (made, written) in its parent directory, or in its nearest
+    existing ancestor when the missing parents are made too: a one-line error naming ``option`` otherwise."""
     if os.path.lexists(local):
-        raise UsageError(f"--html {html} exists: give a new file (nothing is overwritten)")
+        raise UsageError(f"{option} exists: give a new {kind} (nothing is overwritten)")
     parent = os.path.dirname(os.path.abspath(local))
+    while parents_made and not os.path.lexists(parent):
+        parent = os.path.dirname(parent)
     if not os.path.isdir(parent):
-        raise UsageError(f"--html {html} cannot be written: {parent} is not a directory")
+        raise UsageError(f"{option} cannot be {done}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--html {html} cannot be written: {parent} is not writable")
+        raise UsageError(f"{option} cannot be {done}: {parent} is not writable")
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
