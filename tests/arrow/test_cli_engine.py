@@ -120,3 +120,32 @@ def test_check_and_record_without_pyspark(files, tmp_path):
         lines = err.stderr.strip().splitlines()
         assert err.returncode == 2 and len(lines) == 1, (args, err.stderr)
         assert needed in lines[0] and 'pip install "pyspark' in lines[0], (args, lines)
+
+
+@NO_SPARK
+def test_check_reads_exactly_the_files_named_whatever_their_names(files, tmp_path):
+    """The Arrow check path under odd names and sidecars: a file named like a pattern beside the file it would match,
+    spaces, '%', '#' and Unicode, a README beside the data (left out, with a note), and a mixed directory (refused,
+    exit 2, before anything is recorded)."""
+    root, table = files
+    data, store = tmp_path / "d a%41#ü", str(tmp_path / "store")
+    data.mkdir()
+    pq.write_table(table.slice(0, 10), data / "x1.parquet")
+    pq.write_table(table.slice(10, 30), data / "x[1].parquet")
+    pq.write_table(table.slice(40, 5), data / "x?.parquet")
+    (data / "README.txt").write_text("not data")
+    recorded = run_cli("record", "step", str(data), "--store", store, "--create-store", "--json")
+    assert recorded.returncode == 0, recorded.stderr
+    out = json.loads(recorded.stdout)["inputs"][str(data)]
+    whole = pa.concat_tables([table.slice(0, 10), table.slice(10, 30), table.slice(40, 5)])
+    assert (out["digest"], out["rows"]) == (dsha.arrow.fingerprint(whole).digest, 45)
+    assert "README.txt" in recorded.stderr and "not reading" in recorded.stderr
+    pq.write_table(table.slice(10, 29), data / "x[1].parquet")  # the pattern-named file loses a row
+    changed = run_cli("check", "step", str(data), "--store", store, "--json")
+    assert changed.returncode == 1, changed.stderr
+    assert json.loads(changed.stdout)["changes"][0]["detail"] == "45 -> 44 rows"
+    (data / "extra.csv").write_text("id\n1\n")
+    mixed = run_cli("check", "step", str(data), "--store", store)
+    lines = mixed.stderr.strip().splitlines()
+    assert mixed.returncode == 2 and len(lines) == 1, mixed.stderr
+    assert "mixes formats: parquet (3 files" in lines[0] and "csv (1 file: extra.csv)" in lines[0], lines
