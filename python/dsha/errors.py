@@ -7,7 +7,7 @@ import warnings
 from typing import Iterable, List
 
 __all__ = ["DiffError", "DshaNotLoadedError", "DshaWarning", "MissingDependencyError", "StateError", "StoreError",
-           "UnsupportedSparkError", "UnsupportedTypeError", "UsageError", "warn"]
+           "TableNotFoundError", "UnsupportedSparkError", "UnsupportedTypeError", "UsageError", "warn"]
 
 
 class DshaWarning(UserWarning):
@@ -41,6 +41,11 @@ class UnsupportedTypeError(ValueError):
 class UsageError(Exception):
     """A problem with what the user asked for (a missing input file, flags that do not go together), reported by the
     command line in one line."""
+
+
+class TableNotFoundError(LookupError):
+    """A table or view that the session's catalog does not have (Spark's ``TABLE_OR_VIEW_NOT_FOUND``, raised from
+    it), in one line with the catalog's closest names."""
 
 
 class MissingDependencyError(ModuleNotFoundError):

@@ -10,16 +10,17 @@ manifest or cache (§12); ``exact=False`` from metadata only (§13).
 """
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
+from dsha.core.names import did_you_mean
 from dsha.core.paths import check_local, format_of, has_glob_characters, is_glob, reader_options, spark_path
 from dsha.digests import fingerprint
 from dsha.errors import UsageError
+from dsha.spark.catalog_names import table_not_found
 from dsha.spark.files import fingerprint_files
 from dsha.spark.keys import Key
 from dsha.spark.session import is_connect
@@ -112,23 +113,25 @@ def resolve_columns(available: Sequence[str], wanted: Sequence[str], where: str)
     names = [c if c in available else by_lower.get(c.lower()) for c in wanted]
     missing = [w for w, n in zip(wanted, names) if n is None]
     if missing:
-        raise UsageError(f"no column {', '.join(missing)} in {where}{_did_you_mean(missing, available)} "
+        raise UsageError(f"no column {', '.join(missing)} in {where}{did_you_mean(missing, available)} "
                          f"(columns: {', '.join(available)})")
     return [n for n in names if n is not None]
-
-
-def _did_you_mean(missing: Sequence[str], available: Sequence[str]) -> str:
-    """The input's closest names to the missing ones (difflib, case-insensitively), as ``: did you mean x?``."""
-    by_lower = {c.lower(): c for c in available}
-    close = [by_lower[m] for w in missing for m in difflib.get_close_matches(w.lower(), list(by_lower), n=1)]
-    return f": did you mean {', '.join(dict.fromkeys(close))}?" if close else ""
 
 
 def load(spark: Optional[SparkSessionLike], x: Union[Table, Path], columns: Optional[Sequence[str]] = None
          ) -> DataFrameLike:
     """The DataFrame of a table or of files (read with the format's reader options), with ``columns`` only."""
     if isinstance(x, Table):
-        df = _need(spark, x.key).table(x.name)
+        session = _need(spark, x.key)
+        try:
+            df = session.table(x.name)
+            if is_connect(session):
+                df.schema  # noqa: B018 - Spark Connect reads the catalog only now: a missing table fails here
+        except Exception as e:
+            missing = table_not_found(session, e, x.name)
+            if missing is None:
+                raise
+            raise missing from e
     else:
         check_local(x.path)
         fmt = format_of(x.path, x.format, x.force)

@@ -143,6 +143,15 @@ def test_table_not_found_in_process(data):
     assert "Hive" not in _one_error(out, str(data / "missing"))
 
 
+def test_a_misspelt_table_gets_did_you_mean(spark):
+    spark.range(3).createOrReplaceTempView("cli_orders_2024")
+    try:
+        out = run_cli("hash", "table:cli_order_2024")
+    finally:
+        spark.catalog.dropTempView("cli_orders_2024")
+    _one_error(out, "no table or view cli_order_2024", ": did you mean cli_orders_2024? (a table of a Hive metastore")
+
+
 @pytest.mark.parametrize("engine", ["spark", "arrow"])
 def test_a_misspelt_column_gets_did_you_mean(spark, data, engine):
     out = run_cli("hash", data / "a", "--engine", engine, "--columns", "id,nmae")

@@ -9,6 +9,7 @@ import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from dsha.core.algorithms import KEYED
+from dsha.core.key_text import checked_key_text
 from dsha.core.paths import check_local, format_of
 from dsha.errors import UsageError
 from dsha.inputs import Path, Table
@@ -79,10 +80,16 @@ def _read_key(path: str) -> Union[str, bytes]:
     except OSError as e:
         raise UsageError(f"cannot read the key file {path}: {e.strerror}") from None
     try:
-        text: Optional[str] = data.decode("ascii").strip()
+        text: Optional[str] = data.decode("utf-8")
     except UnicodeDecodeError:
         text = None
-    if text and re.fullmatch(r"(?:[0-9a-fA-F]{2})+|[A-Za-z0-9+/_-]+={0,2}", text):
+    # Key text, also when Unicode spaces surround it (refused then, by name: the jar would not strip them); other
+    # content is the key's raw bytes.
+    if text is not None and re.fullmatch(r"(?:[0-9a-fA-F]{2})+|[A-Za-z0-9+/_-]+={0,2}", text.strip()):
+        try:
+            text = checked_key_text(text, f"the key file {path}")
+        except ValueError as e:
+            raise UsageError(str(e)) from None
         size, form = _decoded_size(path, text)
         if size < 16:
             raise UsageError(f"the key file {path} holds a {form} key of {size} bytes; a key needs at least 16 (32 "

@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from dsha.core.algorithms import KEYED_NAMES, named_algorithm
+from dsha.core.key_text import checked_key_text
 from dsha.dependencies import F
 from dsha.spark.session import ensure_loaded, is_connect
 
@@ -18,11 +19,12 @@ Key = Union[bytes, bytearray, str]
 
 
 def _key_text(key: Key) -> Optional[str]:
-    """The key as hex or base64 text, or None for a ``"conf:NAME"`` reference to a key already given."""
+    """The key as hex or base64 text, or None for a ``"conf:NAME"`` reference to a key already given. A str is taken
+    as the jar reads it (``checked_key_text``: ASCII spaces trimmed, nothing else) or refused in one line."""
     if isinstance(key, (bytes, bytearray)):
         return bytes(key).hex()
     if isinstance(key, str):
-        return None if key.startswith("conf:") else key.strip()
+        return None if key.startswith("conf:") else checked_key_text(key, "the key (key=)")
     raise TypeError(f"a dsha key is bytes or a hex/base64 str, not {type(key).__name__}")
 
 

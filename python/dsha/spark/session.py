@@ -8,7 +8,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
 from dsha.dependencies import lazy_module, pyspark, pyspark_sql
-from dsha.errors import DshaNotLoadedError, UnsupportedSparkError
+from dsha.errors import DshaNotLoadedError, TableNotFoundError, UnsupportedSparkError
+from dsha.spark.catalog_names import active_session, table_not_found
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -240,14 +241,21 @@ def is_not_loaded_error(e: BaseException) -> bool:
 
 
 class translate_errors:
-    """Context manager: Spark's UNRESOLVED_ROUTINE for a dsha function becomes a :class:`DshaNotLoadedError`."""
+    """Context manager: Spark's UNRESOLVED_ROUTINE for a dsha function becomes a :class:`DshaNotLoadedError`; a
+    table that cannot be found (a Spark Connect ``spark.table(...)`` is read only by dsha's query) a
+    :class:`TableNotFoundError` with the catalog's closest names."""
 
     def __enter__(self) -> translate_errors:
         return self
 
     def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException], tb: Optional[TracebackType]) -> None:
-        if exc is not None and not isinstance(exc, DshaNotLoadedError) and is_not_loaded_error(exc):
+        if exc is None or isinstance(exc, (DshaNotLoadedError, TableNotFoundError)):
+            return
+        if is_not_loaded_error(exc):
             raise DshaNotLoadedError(_not_loaded_message()) from exc
+        missing = table_not_found(active_session(), exc)
+        if missing is not None:
+            raise missing from exc
 
 
 @contextmanager
