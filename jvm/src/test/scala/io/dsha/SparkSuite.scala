@@ -36,15 +36,37 @@ trait SparkSuite extends AnyFunSuite {
   }
 
   /** Runs `f` once per mode and returns the results by mode name. */
-  def inAllModes[T](f: => T): Map[String, T] = modes.map { case (name, conf) => name -> withConf(conf)(f) }.toMap
+  def inAllModes[T](f: => T): Map[String, T] = inModes(modes)(f)
+
+  private def inModes[T](chosen: Seq[(String, Map[String, String])])(f: => T): Map[String, T] =
+    chosen.map { case (name, conf) => name -> withConf(conf)(f) }.toMap
 
   /** Asserts `f` gives the same result in every mode, and returns it. */
-  def sameInAllModes[T](f: => T): T = {
-    val results = inAllModes(f)
-    modes.tail.foreach { case (name, _) =>
-      assert(results(name) == results(modes.head._1), s"results differ: ${modes.head._1} versus $name")
+  def sameInAllModes[T](f: => T): T = sameIn(modes)(f)
+
+  /**
+   * Asserts `f` gives the same result in two of the four modes, and returns it: one generated and one interpreted, one
+   * of them through the row-bytes step; an even `index` takes generated code with Spark's aggregate and the interpreted
+   * row-bytes step, an odd one the other two. For files of golden vectors of another algorithm than dsha-v1, whose
+   * vectors run by index (so that each mode runs half of them): what such an algorithm adds (its row hasher and
+   * combiner) does not depend on the column types, and how each type is read, in each mode, is the same for every
+   * algorithm and checked by GoldenVectorsSuite on every vector in all four modes.
+   */
+  def sameInHalfTheModes[T](index: Int)(f: => T): T = {
+    def generated(conf: Map[String, String]) = conf.get("spark.sql.codegen.factoryMode").contains("CODEGEN_ONLY")
+    def rowBytes(conf: Map[String, String]) = conf.get("spark.dsha.hashRowBytes").contains("true")
+    val chosen = modes.filter { case (_, conf) => (generated(conf) == rowBytes(conf)) == (index % 2 == 1) }
+    require(chosen.size == 2, s"half the modes are two, not ${chosen.map(_._1)}")
+    sameIn(chosen)(f)
+  }
+
+  private def sameIn[T](chosen: Seq[(String, Map[String, String])])(f: => T): T = {
+    require(chosen.nonEmpty, "no execution mode chosen")
+    val results = inModes(chosen)(f)
+    chosen.tail.foreach { case (name, _) =>
+      assert(results(name) == results(chosen.head._1), s"results differ: ${chosen.head._1} versus $name")
     }
-    results(modes.head._1)
+    results(chosen.head._1)
   }
 
   /** dsha(*) of a DataFrame, computed after a shuffle so that no optimizer rule can fold it on the driver. */
