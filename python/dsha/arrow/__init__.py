@@ -16,6 +16,11 @@ LazyFrame (streamed with ``collect_batches`` where polars has it); any object wi
 65536): dsha's own working memory is bounded by the batch size, not the input size (the file readers' buffers
 are pyarrow's, e.g. a Parquet row group).
 
+Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1), or ``key=`` (bytes of at least 16, or
+hex/base64 text) with ``algorithm="keyed"`` (the default with a key: dsha-keyed-v1) or ``"keyed-v2"``; the same
+digests and states as the jar's (AES from the ``cryptography`` package, in the arrow extra; keyed-v1 and secure-v1 run
+a Python loop per row, so expect thousands of rows a second rather than millions).
+
 Paths: the format comes from ``format=`` (parquet, orc, csv, json, ipc/arrow/feather) or else from the file
 extension (for a directory, from its first data file). In a directory, files and directories whose names start with
 ``_`` or ``.`` are ignored, as Spark does. Hive-style partition directories (``k=v``) are *not* turned into columns
@@ -39,6 +44,7 @@ from dsha.arrow._murmur import digests_to_bytes, prefix_state, sum128
 from dsha.arrow._sources import DEFAULT_BATCH_SIZE, _select, column_names, to_batches
 from dsha.arrow._types import schema_string
 from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.algorithms import algorithm_id
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.states import DigestState
 from dsha.errors import UnsupportedTypeError
@@ -95,7 +101,14 @@ def _threads() -> int:
 
 
 def _state(obj: Any, columns: Optional[Sequence[str]], format: Optional[str], batch_size: Optional[int],
-           partitioning: Optional[str], progress: Optional[Callable[[int], None]] = None) -> DigestState:
+           partitioning: Optional[str], progress: Optional[Callable[[int], None]] = None,
+           algorithm: Optional[str] = None, key: Any = None) -> DigestState:
+    chosen = algorithm_id(algorithm, key)
+    if chosen != ALGORITHM:  # the tamper-evident ones (SPEC.md §16): dsha.arrow._secure
+        from dsha.arrow._secure import secure_state
+
+        return secure_state(obj, columns, chosen, key, format=format, batch_size=batch_size,
+                            partitioning=partitioning, progress=progress)
     schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
     h = _Hasher(schema)
 
@@ -124,19 +137,22 @@ def _state(obj: Any, columns: Optional[Sequence[str]], format: Optional[str], ba
 
 def state(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
           batch_size: Optional[int] = None, partitioning: Optional[str] = None,
-          progress: Optional[Callable[[int], None]] = None) -> bytes:
+          progress: Optional[Callable[[int], None]] = None, algorithm: Optional[str] = None,
+          key: Any = None) -> bytes:
     """The digest state (SPEC.md §11) of ``obj``'s rows over the given columns (default all). ``progress`` is
-    called with the number of rows hashed so far, after each batch."""
-    return _state(obj, columns, format, batch_size, partitioning, progress).to_bytes()
+    called with the number of rows hashed so far, after each batch. ``algorithm``/``key``: as ``dsha.fingerprint``
+    takes them (SPEC.md §16; a keyed state merges and finalises without its key)."""
+    return _state(obj, columns, format, batch_size, partitioning, progress, algorithm, key).to_bytes()
 
 
 def fingerprint(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
                 batch_size: Optional[int] = None, partitioning: Optional[str] = None,
-                progress: Optional[Callable[[int], None]] = None) -> Fingerprint:
+                progress: Optional[Callable[[int], None]] = None, algorithm: Optional[str] = None,
+                key: Any = None) -> Fingerprint:
     """The fingerprint (SPEC.md §6): the same fields and values as Spark's ``dsha_fingerprint``. ``progress`` is
-    called with the number of rows hashed so far, after each batch."""
+    called with the number of rows hashed so far, after each batch. ``algorithm``/``key``: as in :func:`state`."""
     return Fingerprint.from_state(state(obj, columns, format=format, batch_size=batch_size,
-                                        partitioning=partitioning, progress=progress))
+                                        partitioning=partitioning, progress=progress, algorithm=algorithm, key=key))
 
 
 def logical_hash(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,

@@ -6,7 +6,7 @@ numpy index arithmetic from the Arrow buffers; there is no Python loop over rows
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import pyarrow as pa
@@ -530,24 +530,38 @@ def encode(arr: pa.Array, path: str) -> Enc:
         return _length_prefixed(n, valid, np.diff(off), src, off[:-1], path)
     if pat.is_map(t):
         return _encode_map(arr, valid, path)
+    nested = encode_nested(arr, valid, path, encode)
+    if nested is not None:
+        return nested
+    raise UnsupportedTypeError(f"column {path}: the Arrow type {t} is not supported by dsha-v1")
+
+
+def encode_nested(arr: pa.Array, valid: Optional[np.ndarray], path: str, child_slots: Callable[[pa.Array, str], Enc]
+                  ) -> Optional[Enc]:
+    """Slots of a list or struct array (None for other types), its elements or fields encoded by ``child_slots``
+    (``encode``, or the secure encoding's, which differs in maps)."""
+    t = arr.type
+    n = len(arr)
     if (pat.is_list(t) or pat.is_large_list(t) or pat.is_fixed_size_list(t) or _is("is_list_view", t)
             or _is("is_large_list_view", t)):
         first, last = _element_ranges(arr, valid)
         child, first, last = _child_window(first, last, arr.values)
-        ce = encode(child, path + "[]")
+        ce = child_slots(child, path + "[]")
         b0, b1 = ce.starts_ends(first, last)
         # 0x01 || u32 element count || the element slots (one gather of the elements' bytes from the child)
         return _length_prefixed(n, valid, b1 - b0, ce.flat(), b0, path, prefix=last - first)
     if pat.is_struct(t):
         names = [t.field(i).name for i in range(t.num_fields)]
         order = canonical_order(names, f"column {path}")
-        fields = [encode(arr.field(i), f"{path}.{names[i]}") for i in order]
+        fields = [child_slots(arr.field(i), f"{path}.{names[i]}") for i in order]
         return with_presence(concat(fields, n), valid)
-    raise UnsupportedTypeError(f"column {path}: the Arrow type {t} is not supported by dsha-v1")
+    return None
 
 
-def _encode_map(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Enc:
-    n = len(arr)
+def map_entries(arr: pa.Array, valid: Optional[np.ndarray]
+                ) -> Tuple[pa.Array, pa.Array, np.ndarray, np.ndarray]:
+    """The keys and values a map array's maps use (the child sliced to them), and each map's first and last entry
+    index into them (0, 0 for an empty or null map)."""
     first, last = _element_ranges(arr, valid)
     lo_hi = last > first
     entries = arr.values  # the struct<key, value> child, not sliced to the array's offset (like ListArray.values)
@@ -557,19 +571,29 @@ def _encode_map(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Enc:
         hi = int(last[lo_hi].max())
     else:
         lo = hi = 0
-    keys, items = keys.slice(lo, hi - lo), items.slice(lo, hi - lo)
     f = np.where(lo_hi, first - lo, 0)
     l_ = np.where(lo_hi, last - lo, 0)
+    return keys.slice(lo, hi - lo), items.slice(lo, hi - lo), f, l_
+
+
+def check_map_keys(keys: pa.Array, f: np.ndarray, l_: np.ndarray, path: str) -> None:
+    """Refuses a null key among the entries the maps use (``map_entries``)."""
     if keys.null_count:
         kv = _valid(plain(keys))
         if kv is not None:
-            covered = np.zeros(hi - lo + 1, dtype=np.int64)
+            covered = np.zeros(len(keys) + 1, dtype=np.int64)
             np.add.at(covered, f, 1)
             np.add.at(covered, l_, -1)
             used = np.cumsum(covered)[:-1] > 0
             if (used & ~kv).any():
                 raise UnsupportedTypeError(f"column {path}: a map has a null key (Spark map keys are never null)")
-    m = hi - lo
+
+
+def _encode_map(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Enc:
+    n = len(arr)
+    keys, items, f, l_ = map_entries(arr, valid)
+    check_map_keys(keys, f, l_, path)
+    m = len(keys)
     h1, h2 = hash_rows([encode(keys, path + ".key"), encode(items, path + ".value")], m)
     slo, shi = segmented_sum128(h1, h2, f, l_)
     payload = np.empty((n, 20), dtype=np.uint8)
