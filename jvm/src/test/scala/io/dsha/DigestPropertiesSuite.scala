@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.StructType
  */
 class DigestPropertiesSuite extends SparkSuite {
 
-  private val Seeds = 1 to 12
+  private val Seeds = SparkSuite.randomTableSeeds(12)
 
   private def table(schema: StructType, rows: Seq[Row]): DataFrame =
     spark.createDataFrame(rows.asJava, schema)

@@ -40,7 +40,7 @@ class DigestStateSuite extends SparkSuite {
 
   private def error(f: => Any): String = messages(intercept[Exception](f))
 
-  for (seed <- 1 to 6) {
+  for (seed <- SparkSuite.randomTableSeeds(6)) {
     test(s"merging the states of random disjoint splits gives the whole table's digest and fingerprint, table #$seed") {
       val gen = new RandomTables(100 + seed)
       val schema = gen.structType(1 + gen.random.nextInt(4), depth = 3)

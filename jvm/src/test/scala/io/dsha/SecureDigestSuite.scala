@@ -28,7 +28,7 @@ class SecureDigestSuite extends SparkSuite {
   private def digest(df: DataFrame, function: String, key: String): String =
     df.repartition(3).selectExpr(s"$function($key*)").head().getString(0)
 
-  for (seed <- 1 to 4; (function, key) <- functions) {
+  for (seed <- SparkSuite.randomTableSeeds(4); (function, key) <- functions) {
     test(s"$function: every execution mode, row order, partitioning, duplicates and changes, random table #$seed") {
       val df = table(seed)
       val rows = df.collect().toSeq
@@ -48,7 +48,7 @@ class SecureDigestSuite extends SparkSuite {
 
   private val KeyedV2 = Map(io.dsha.algorithm.KeyedAlgorithm.Setting -> "dsha-keyed-v2")
 
-  for (seed <- 1 to 3) {
+  for (seed <- SparkSuite.randomTableSeeds(3)) {
     test(s"dsha-keyed-v2 (spark.dsha.keyed.algorithm): every execution mode, row bytes, order, duplicates, #$seed") {
       val df = table(seed)
       val rows = df.collect().toSeq

@@ -141,7 +141,7 @@ class SketchSuite extends SparkSuite {
   private def entries(d: Row): Map[Seq[Byte], Long] =
     d.getSeq[Row](d.fieldIndex("entries")).map(e => e.getAs[Array[Byte]](0).toSeq -> e.getLong(1)).toMap
 
-  for (seed <- 1 to 6) {
+  for (seed <- SparkSuite.randomTableSeeds(6)) {
     test(s"dsha_sketch_diff equals exceptAll both ways on random nested tables, every mode, #$seed") {
       val gen = new RandomTables(seed)
       val schema = gen.structType(2 + gen.random.nextInt(3), depth = 2)
@@ -200,7 +200,7 @@ class SketchSuite extends SparkSuite {
     assert(r.decoded && r.size == 0 && r.cells == 1)
   }
 
-  for (seed <- 11 to 13) {
+  for (seed <- SparkSuite.randomTableSeeds(3).map(_ + 10)) {
     test(s"logical_hash_in keeps exactly the rows whose logical_hash is listed, every mode, #$seed") {
       val gen = new RandomTables(seed)
       val schema = gen.structType(2 + gen.random.nextInt(3), depth = 2)

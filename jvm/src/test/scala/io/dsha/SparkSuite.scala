@@ -94,6 +94,17 @@ object SparkSuite {
     .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
     .getOrCreate()
 
+  /**
+   * Seeds `1 to n` of a property suite's random tables, or the first quarter of them (at least 2) when the JVM has
+   * `-Ddsha.test.randomTables=some`: the test plan's builds other than its two full lines (dev/run), where what these
+   * tables add to the golden vectors (the algorithm's invariances over random schemas) is the same as on the full ones.
+   */
+  def randomTableSeeds(n: Int): Range = sys.props.get("dsha.test.randomTables") match {
+    case None | Some("all") => 1 to n
+    case Some("some") => 1 to math.min(n, math.max(2, n / 4))
+    case Some(other) => throw new IllegalArgumentException(s"-Ddsha.test.randomTables=$other: use all or some")
+  }
+
   /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
   def atLeast(version: String, required: String): Boolean = {
     def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
