@@ -233,8 +233,10 @@ def check_active_session() -> None:
 
 
 def is_not_loaded_error(e: BaseException) -> bool:
-    """Whether ``e`` is Spark's "unknown function" error for one of dsha's functions."""
+    """Whether ``e`` is Spark's "unknown function" error for one of dsha's functions (or Sail's)."""
     text = str(e)
+    if any(name in FUNCTIONS for name in re.findall(r"unknown function: (\w+)", text)):  # Sail (pysail 0.7)
+        return True
     if "UNRESOLVED_ROUTINE" not in text and "Undefined function" not in text:
         return False
     return any(f"`{f}`" in text or f"'{f}'" in text or f" {f}." in text for f in FUNCTIONS)

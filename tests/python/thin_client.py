@@ -1,0 +1,99 @@
+"""The thin client's half of tests/python/test_thin_client.py, run by the interpreter of `dev/python-env client`
+(pyspark-client and the dsha wheel with its [client] extra: no JVM, no Spark jars, no py4j).
+
+    python thin_client.py JOB.json     (JOB: {"servers": {name: "sc://..."}, "tables": PICKLE, "store": DIR})
+
+For each server, in a session of its own: the tables (Spark schema and rows, pickled by the test from its classic
+session) are created there and digested with dsha's public API, which takes the jar-free path by itself; the
+answers are printed as one JSON object for the test to compare with the jar's digests of the same rows. Nothing is
+compared here. A server that fails is reported with its traceback, not raised, so the other server is still tried.
+"""
+import dataclasses
+import importlib.metadata
+import importlib.util
+import json
+import os
+import pickle
+import sys
+import time
+import traceback
+import warnings
+
+import pyspark
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import dsha
+from dsha.jarfree.columns import logical_hash
+
+
+def _children():
+    """The commands of this process's child processes (a JVM started by the client would be one)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.append(stat.split("(", 1)[1].rsplit(")", 1)[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return found
+
+
+def environment():
+    return {"pyspark_client": importlib.metadata.version("pyspark-client"),
+            "pyspark_installed": [d.metadata["Name"] for d in importlib.metadata.distributions()
+                                  if d.metadata["Name"].lower() == "pyspark"],
+            "jars": os.path.isdir(os.path.join(os.path.dirname(pyspark.__file__), "jars")),
+            "py4j": importlib.util.find_spec("py4j") is not None,
+            "dsha": os.path.dirname(dsha.__file__),
+            "client_extra": sorted(r.split(";")[0].strip() for r in importlib.metadata.requires("dsha") or []
+                                   if 'extra == "client"' in r)}
+
+
+def on_server(url, tables, store):
+    started = time.monotonic()
+    spark = SparkSession.builder.remote(url).getOrCreate()
+    spark.conf.set("spark.sql.session.timeZone", "UTC")  # the test's classic session's zone
+    out = {}
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            frames = {name: spark.createDataFrame(rows, schema) for name, (schema, rows) in tables.items()}
+            out["fingerprints"] = {name: dataclasses.asdict(dsha.fingerprint(df)) for name, df in frames.items()}
+            whole = frames["every_type"]
+            schema, rows = tables["every_type"]
+            same = dsha.equal(whole, spark.createDataFrame(list(reversed(rows)), schema).repartition(3))
+            edited = dsha.equal(whole, whole.withColumn("i", F.when(F.col("id") == 7, 70).otherwise(F.col("i"))))
+            out["equal"] = [[bool(c), c.reason] for c in (same, edited)]
+            out["states"] = [dsha.state(whole.where(f"id % 2 = {r}")).hex() for r in (0, 1)]
+            out["unchanged"] = bool(dsha.changed({"t": whole.repartition(2)}, store=store, name="step"))
+            out["changed"] = [c.what for c in dsha.changed({"t": whole.where("id <> 3")}, store=store, name="step")]
+            hashed = whole.select("id", logical_hash(*whole.columns).alias("digest")).collect()
+            out["logical_hash"] = {str(r["id"]): bytes(r["digest"]).hex() for r in hashed}
+        out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, dsha.DshaWarning)]
+        try:
+            dsha.fingerprint(whole, engine="jvm")
+            out["jvm"] = "no error"
+        except dsha.DshaNotLoadedError:
+            out["jvm"] = "not loaded"
+    except Exception:
+        out["error"] = traceback.format_exc()
+    finally:
+        spark.stop()
+    out["seconds"] = round(time.monotonic() - started, 1)
+    return out
+
+
+def main(job_file):
+    with open(job_file) as f:
+        job = json.load(f)
+    with open(job["tables"], "rb") as f:
+        tables = pickle.load(f)
+    servers = {name: on_server(url, tables, job["store"]) for name, url in job["servers"].items()}
+    print(json.dumps({"environment": environment(), "children": _children(), "servers": servers}))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
