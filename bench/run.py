@@ -12,6 +12,8 @@ The parent process generates the data and starts one child Python process (with 
             date, one file changed)
   arrow     (only with --phases arrow) `dsha hash --engine arrow` against `--engine spark`, end to end, and the
             Arrow engine's rows/s in memory (bench/arrow_engine.py)
+  check     (only with --phases check) `dsha check` unchanged on 2,000 and 100,000 rows of Parquet: a cold
+            `--engine spark` process against `--engine auto` (the Arrow engine) (bench/check_engine.py)
 
 Within a session, methods run round-robin (one timed run of each method per round), so drifting machine load hits
 every method alike; the reported figure is the median over rounds. The load average is recorded at every run.
@@ -34,7 +36,7 @@ from runner import run_child, worker
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
 # The phases in the order they run; --phases picks some (profile runs only with --profile).
-PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow"]
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check"]
 FILE_PHASES = {"write", "redigest"}
 
 
@@ -180,7 +182,8 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
-    phases = set(PHASES) - {"profile", "arrow"} if args.phases is None else {p.strip() for p in args.phases.split(",")}
+    phases = set(PHASES) - {"profile", "arrow", "check"} if args.phases is None else {
+        p.strip() for p in args.phases.split(",")}
     unknown = phases - set(PHASES)
     if unknown:
         raise SystemExit(f"unknown phases {sorted(unknown)} (phases: {', '.join(PHASES)})")
@@ -190,6 +193,13 @@ def main():
         import arrow_engine
 
         arrow_engine.main(sf, ensure_lineitem(sf, args.parts), args.rounds, tmpdir, args.out)
+        return
+    if "check" in phases:
+        if phases != {"check"}:
+            raise SystemExit("--phases check runs on its own (it writes results-check-sf<SF>)")
+        import check_engine
+
+        check_engine.main(sf, ensure_lineitem(sf, args.parts), args.rounds, tmpdir, args.out)
         return
     phases -= {p for p, off in (("suite", args.no_suite), ("parallel", args.no_parallel),
                                 ("scaling", args.no_scaling)) if off}

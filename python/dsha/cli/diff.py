@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 from dsha.cli import exit_codes
 from dsha.cli.args import check_sources, source_input
 from dsha.cli.output import dsha_warnings_printed
+from dsha.core.diff_table import WIDTH, rows_table
 from dsha.core.paths import local_path
+from dsha.core.phases import Phases, reporting, step, wanted
 from dsha.errors import UsageError
 from dsha.inputs import load
 from dsha.spark.diff import Diff, diff
@@ -41,6 +44,10 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     d.add_argument("--column-digests", action="store_true",
                    help="also each column's digest in the first pass: which columns differ, before rows are read "
                         "(one more hash per value)")
+    d.add_argument("--phases", action="store_true",
+                   help="a line per step on stderr with its time (sketch both sides and decode the difference, read "
+                        "the differing rows, ...) also when stderr is not a terminal; on a terminal they are shown "
+                        "unless --quiet or --json")
     d.add_argument("--max-cells", type=int, default=None, metavar="CELLS",
                    help="the largest sketch before the diff falls back to a join (default 786432: about 600,000 "
                         "differing rows)")
@@ -91,6 +98,12 @@ def _check_new(option: str, local: str, kind: str, done: str, parents_made: bool
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
+    # a line per step with its time, for a person at a terminal (core/phases): sketch, rows read, ...
+    with reporting(Phases() if wanted(sys.stderr, args.phases, quiet=args.quiet or args.json) else None):
+        return _run(args, spark)
+
+
+def _run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     # all columns: --columns is dsha.diff's to apply (the key stays in)
     with dsha_warnings_printed():  # a note on sidecars left out: one line per path
@@ -104,7 +117,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
         # schemas that differ: no rows were compared (Diff.only_left/only_right say so)
         frames = {} if d.schema_difference else {"only_left": d.only_left, "only_right": d.only_right,
                                                  "changed": d.changed}
-        shown = {} if not args.limit else {
+        shown = {} if not args.limit or not args.json else {
             name: [_jsonable(r.asDict(recursive=True)) for r in df.limit(args.limit).collect()]
             for name, df in frames.items() if df is not None}
         if args.output and not d.schema_difference:
@@ -122,7 +135,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
                 out["html"] = args.html
             print(json.dumps(out))
         else:
-            _print_text(args, d, shown, seconds)
+            _print_text(args, d, seconds)
         return exit_codes.EQUAL if d else exit_codes.DIFFERENT
 
 
@@ -138,18 +151,24 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-def _print_text(args: argparse.Namespace, d: Diff, shown: Dict[str, List[Any]], seconds: float) -> None:
+def _print_text(args: argparse.Namespace, d: Diff, seconds: float) -> None:
+    """The digests, what differs (``Diff.explain``), then up to --limit differing rows of each kind as an aligned
+    table (``core/diff_table``: rows paired where few cells differ, the differing cells marked), as wide as the
+    terminal."""
     if d.left_digest:
         print(f"{d.left_digest}  {args.left}")
         print(f"{d.right_digest}  {args.right}")
-    print(d.explain())
-    counts = {"only_left": d.only_left_count, "only_right": d.only_right_count, "changed": d.changed_count}
-    for name, rows in shown.items():
-        if not rows:
-            continue
-        print(f"{name.replace('_', ' ')} ({len(rows)} of {counts[name]}):")
-        for r in rows:
-            print("  " + json.dumps(r))
+    if d.key or d.equal or d.schema_difference:
+        print(d.explain())
+    else:
+        with step("count the differing values per column"):  # Diff.columns: a job over the differing rows
+            print(d.explain())
+    if args.limit and not d.equal and not d.schema_difference:
+        width = shutil.get_terminal_size((WIDTH, 24)).columns
+        with step("read the rows shown"):
+            report = d.report(args.limit)
+        for line in rows_table(report, width=max(40, width)):
+            print(line)
     if args.output and not d.schema_difference:
         print(f"differing rows written to {args.output}", file=sys.stderr)
     if args.html:

@@ -19,6 +19,8 @@ from dsha.core.diff_html import MAX_CHARS
 from dsha.core.diff_html import render as render_html
 from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown, repr_text
 from dsha.core.diff_report import explain as explain_text
+from dsha.core.diff_table import rows_table
+from dsha.core.phases import timed
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
 from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
@@ -38,6 +40,7 @@ DEFAULT_CELLS = 49152
 DEFAULT_MAX_CELLS = 786432
 MAX_CELLS = 1 << 24
 REPORT_ROWS = 20  # differing rows of each kind a report shows (Diff.to_html, Diff._repr_html_)
+STR_ROWS = 10  # differing rows of each kind str(Diff) shows
 
 @dataclass
 class Diff:
@@ -112,6 +115,15 @@ class Diff:
 
     def __repr__(self) -> str:
         return repr_text(self.summary(columns=False))  # a few lines, no job run (``columns`` may need one)
+
+    def __str__(self) -> str:
+        """``print(d)``: what differs (``explain``) and the first ``STR_ROWS`` differing rows of each kind as an
+        aligned table (``core/diff_table``: rows only left and only right paired where few cells differ, the
+        differing cells marked). Small jobs over the cached differing rows; the ``repr`` runs none."""
+        text = self.explain()
+        if self.equal or self.schema_difference:
+            return text
+        return "\n".join([text, *rows_table(self.report(STR_ROWS))])
 
     @property
     def columns(self) -> Dict[str, int]:
@@ -287,6 +299,7 @@ _DECODED = {
 }
 
 
+@timed("sketch both sides, decode the difference")
 def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
     with session_settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}):
@@ -528,6 +541,7 @@ def _differing_rows(left: Any, right: Any, counts: Any, work: WorkingNames,
     return side(left, "left", 1).unionByName(side(right, "right", -1))
 
 
+@timed("read the differing rows")
 def _side_counts(rows: Any, work: WorkingNames) -> Tuple[int, int]:
     """How many of the differing rows are on each side (the job that fills their cache)."""
     # One global aggregate: two jobs under adaptive execution, where a groupBy's exchange made three.
@@ -588,6 +602,7 @@ def _and(terms: List[Any]) -> Any:
     return out
 
 
+@timed("pair the rows by key")
 def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], work: WorkingNames) -> None:
     """Pairs the differing rows whose key is once on each side into ``changed``; keys on several differing rows of a
     side (and on the other side too) are counted in ``duplicate_keys`` and left unpaired."""
