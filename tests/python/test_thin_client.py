@@ -13,7 +13,9 @@ import json
 import os
 import pickle
 import random
+import socket
 import subprocess
+import time
 
 import pytest
 
@@ -69,6 +71,21 @@ def sail():
     server.stop()
 
 
+def _wait_for_the_server(url, seconds=240):
+    """dev/connect-server returns before the server listens (its start overlaps the tests before this one)."""
+    host, port = url[len("sc://"):].split("/")[0].split(":")
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection((host, int(port)), 1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the Spark Connect server {url} did not listen within {seconds} s (its log: the "
+                            f"directory dev/connect-server printed, logs/)")
+            time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def client(spark, tables, sail, tmp_path_factory):
     """The thin client's answers, one run for both servers; the store it checks was recorded here, by the jar."""
@@ -80,6 +97,7 @@ def client(spark, tables, sail, tmp_path_factory):
     job = {"servers": {"spark": SERVER, "sail": sail}, "tables": str(work / "tables.pickle"),
            "store": str(work / "store")}
     (work / "job.json").write_text(json.dumps(job))
+    _wait_for_the_server(SERVER)
     env = child_env()
     env.pop("PYTHONPATH", None)  # dsha as the client's environment has it installed (the wheel), not this checkout
     done = subprocess.run([os.path.join(CLIENT, "bin", "python"), os.path.join(HERE, "thin_client.py"),
