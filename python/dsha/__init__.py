@@ -21,8 +21,9 @@ from dsha.core.states import merge
 from dsha.digests import equal, fingerprint, state
 from dsha.errors import DiffError, DshaNotLoadedError, DshaWarning, StateError, StoreError, UnsupportedSparkError
 from dsha.inputs import Path, Table, fingerprint_path
+from dsha.jarfree.diff import diff
 from dsha.skip import Change, Changes, changed, record, run_if_changed, skip_if_unchanged
-from dsha.spark.diff import Diff, SchemaDifference, diff
+from dsha.spark.diff import Diff, SchemaDifference
 from dsha.spark.files import write
 from dsha.spark.session import EXTENSION_CLASS, JAR_NAME, bundled_jars, configure, ensure_loaded, jar_path, register
 from dsha.tables.delta import fingerprint_delta

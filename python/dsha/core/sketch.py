@@ -21,6 +21,7 @@ import numpy as np
 
 from dsha.core.algorithms import BY_ID
 from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.sketch_sizes import MAX_CELLS, fold_sizes, valid_cells
 from dsha.core.states import DigestState, varint
 from dsha.errors import StateError
 
@@ -29,7 +30,6 @@ __all__ = ["FORMAT_VERSION", "MAGIC", "MAX_CELLS", "Decoded", "Sketch", "check_w
 
 MAGIC = b"DSHK"
 FORMAT_VERSION = 2
-MAX_CELLS = 1 << 24
 G = 0x9E3779B97F4A7C15
 _CHECK_SEED = 0xD1B54A32D192ED03
 _M64 = (1 << 64) - 1
@@ -83,18 +83,6 @@ def _cells_of(x: int, m: int) -> List[int]:
     lo, hi = x & _M64, x >> 64
     seed = lo ^ ((hi * G) & _M64)
     return [mix((seed + (j + 1) * G) & _M64) % m for j in range(3)]
-
-
-def valid_cells(m: object) -> bool:
-    """Whether ``m`` is an allowed sketch size: 2^i or 3·2^i, 1 ≤ m ≤ 2^24 (SPEC.md §17.1)."""
-    if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= MAX_CELLS:
-        return False
-    return m // (m & -m) in (1, 3)
-
-
-def fold_sizes(m: int) -> List[int]:
-    """The allowed sizes dividing ``m``, increasing: the folds a decode tries (SPEC.md §17.4)."""
-    return sorted({s for base in (1, 3) for s in (base << i for i in range(25)) if s <= m and m % s == 0})
 
 
 def _carry(limbs: np.ndarray) -> np.ndarray:

@@ -9,7 +9,6 @@ rows while it works are named per call so that none is a column of either table 
 """
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -21,6 +20,8 @@ from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSumma
 from dsha.core.diff_report import explain as explain_text
 from dsha.core.diff_table import rows_table
 from dsha.core.phases import timed
+from dsha.core.sketch_sizes import cells_for, next_size
+from dsha.core.sketch_sizes import valid_cells as _valid_cells
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
 from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
@@ -266,21 +267,6 @@ def _hashable(v: Any) -> bool:
     return True
 
 
-def _valid_cells(n: int) -> bool:
-    odd = n // (n & -n) if n > 0 else 0
-    return n >= 1 and odd in (1, 3)
-
-
-def cells_for(distinct: int) -> int:
-    """The smallest allowed sketch size (2^i or 3·2^i) with 1.5 cells per differing row digest."""
-    want, n = max(1, int(1.5 * distinct) + 1), 1
-    while True:
-        for size in (n, 3 * n // 2 if n >= 2 else n):
-            if size >= want and _valid_cells(size):
-                return size
-        n *= 2
-
-
 # What the decoded difference is read as: each side's digests in excess, as one hex string (the digests concatenated),
 # the rows in excess on each side (multiplicities added), and the entries themselves only when some digest is in excess
 # more than once. 15,000 entries as rows cost ~0.15 s to carry to Python; one string, a few milliseconds.
@@ -316,6 +302,24 @@ def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dic
     return row.asDict()  # type: ignore[no-any-return]
 
 
+@dataclass(frozen=True)
+class Passes:
+    """What runs a diff's jobs: the jar's SQL functions (``JAR``), or Python on the executors (the jar-free
+    ``dsha.jarfree.diff``); the steps between them (retries, the fallback, the checks, the report) are the same.
+
+    ``sketch(left, right, cells, column_digests)``: both sketches subtracted and decoded, as ``_DECODED`` reads it;
+    ``in_digests(df, digests, columns, words)``: the rows of ``df`` whose digest is one of ``digests``;
+    ``digest(df, work)``: ``df`` with its row digest as the column ``work.digest``;
+    ``column_values(rows, columns, work)``: per differing row and column, the side's sign ``s``, the column's name
+    ``c`` and the digest ``v`` of its value."""
+
+    sketch: Callable[[Any, Any, int, bool], Dict[str, Any]]
+    in_digests: Callable[..., Any]
+    digest: Callable[[Any, WorkingNames], Any]
+    column_values: Callable[[Any, List[str], WorkingNames], Any]
+    needs_jar: bool = True
+
+
 def _common_columns(left: DataFrameLike, schemas: SchemaDifference) -> List[str]:
     """The left's columns that the right has with the same type (names compared case-insensitively, as Spark does)."""
     differ = {n.lower() for n, _ in schemas.removed} | {n.lower() for n, _, _ in schemas.retyped}
@@ -335,6 +339,13 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
     columns differ, known before any row is read; one more hash per value, about the time of another ``dsha``).
     ``columns`` counts per column from the differing rows, exactly, either way.
     """
+    return run_diff(JAR, left, right, key, columns, column_digests, cells, max_cells)
+
+
+def run_diff(passes: Passes, left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None],
+             columns: Union[str, Sequence[str], None], column_digests: bool, cells: int, max_cells: int) -> Diff:
+    """What every diff does, on the jar or without it (``passes``): the arguments checked, the columns chosen, the
+    schemas compared, the right in the left's layout, then the passes."""
     session_of(left, "dsha.diff")  # not a Spark DataFrame: a TypeError naming the right call
     session_of(right, "dsha.diff")  # not a Spark DataFrame: a TypeError naming the right call
     if left.sparkSession is not right.sparkSession:
@@ -343,8 +354,8 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
         if not (isinstance(n, int) and 1 <= n <= MAX_CELLS and _valid_cells(n)):
             raise DiffError(f"{name} must be 2^i or 3·2^i cells (..., 12288, 49152, 65536, ...) up to {MAX_CELLS}, "
                             f"not {n!r}")
-    spark = left.sparkSession
-    ensure_loaded(spark)
+    if passes.needs_jar:
+        ensure_loaded(left.sparkSession)
     key = [key] if isinstance(key, str) else (list(key) if key else None)
     if columns is not None:
         columns = [columns] if isinstance(columns, str) else list(columns)
@@ -371,12 +382,12 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
     right = in_layout_of(right, left)
     work = WorkingNames.avoiding(left.columns, right.columns)
     with translate_errors():
-        return _diff(left, right, key, column_digests, cells, max_cells, work)
+        return _diff(left, right, key, column_digests, cells, max_cells, work, passes)
 
 
 def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool, cells: int, max_cells: int,
-          work: WorkingNames) -> Diff:
-    d = _sketch_pass(left, right, cells, column_digests)
+          work: WorkingNames, jobs: Passes) -> Diff:
+    d = jobs.sketch(left, right, cells, column_digests)
     result = Diff(equal=d["left_digest"] == d["right_digest"], left_rows=d["left_rows"], right_rows=d["right_rows"],
                   left_digest=d["left_digest"], right_digest=d["right_digest"], key=key, sketch_cells=d["cells"],
                   change_names=change_names(key or []),
@@ -391,13 +402,11 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
     passes = 1
     while not d["decoded"]:
         estimate, m = int(d["estimate"]), d["cells"]
-        # No zero cell left (SPEC.md §17.4): the estimate is only a lower bound, so grow faster.
-        saturated = estimate >= (m / 3) * math.log(2 * m) - 1
-        size = max(cells_for(estimate), (8 if saturated else 2) * m)
+        size = next_size(estimate, m)  # no zero cell left (SPEC.md §17.4): the estimate is a lower bound
         if size > max_cells:
             break
         passes += 1
-        d = _sketch_pass(left, right, size, False)
+        d = jobs.sketch(left, right, size, False)
     if d["decoded"]:
         result.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
         result.sketch_cells, result.cells_used, result.distinct_differences = d["cells"], d["cells_used"], d["distinct"]
@@ -406,15 +415,15 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         # spark.sql.shuffle.partitions (which, at its default 200, would be most of their time).
         partitions = max(1, min(64, sum(expected) // 20000 + 1))
         with session_settings(left.sparkSession, {"spark.sql.shuffle.partitions": str(partitions)}):
-            rows, got = _fetch(result, left, right, d, expected, partitions, work)
+            rows, got = _fetch(result, left, right, d, expected, partitions, work, jobs)
             if got == expected:
-                return _report(result, rows, left.columns, got, partitions, key, work)
+                return _report(result, rows, left.columns, got, partitions, key, work, jobs)
     else:
         result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
                          f"more, needs more than max_cells={max_cells:,} sketch cells)")
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
-        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, work), work))
-        return _report(result, rows, left.columns, _side_counts(rows, work), 0, key, work)
+        rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, work, jobs), work, jobs))
+        return _report(result, rows, left.columns, _side_counts(rows, work), 0, key, work, jobs)
     result.unpersist()
     raise RuntimeError(
         f"dsha.diff: the sketch decoded {expected[0]} rows only on the left and {expected[1]} only on the right, but "
@@ -423,7 +432,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
 
 
 def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], partitions: int,
-            key: Optional[List[str]], work: WorkingNames) -> Diff:
+            key: Optional[List[str]], work: WorkingNames, passes: Passes) -> Diff:
     """The result from the differing rows (cached, tagged by side): each side's, and with a key, the pairs.
     ``partitions``: the shuffle partitions of jobs over those rows (0: the session's)."""
     data = [quoted(c) for c in names]
@@ -437,7 +446,7 @@ def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], par
         def column_counts() -> Dict[str, int]:
             small = {"spark.sql.shuffle.partitions": str(partitions)} if partitions else {}
             with session_settings(spark, small):
-                return _column_counts(rows, names, work)
+                return _column_counts(rows, names, work, passes)
 
         result._columns_from = column_counts
         return result
@@ -450,9 +459,9 @@ def _digest(df: Any, work: WorkingNames) -> Any:
     return df.withColumn(work.digest, F.call_function("logical_hash", *[F.col(quoted(c)) for c in df.columns]))
 
 
-def _digest_counts(left: Any, right: Any, work: WorkingNames) -> Any:
+def _digest_counts(left: Any, right: Any, work: WorkingNames, passes: Passes) -> Any:
     """Fallback: the signed excess of every row digest, from a full outer join of per-digest counts."""
-    counted = lambda df, sign: (_digest(df, work).groupBy(work.digest)
+    counted = lambda df, sign: (passes.digest(df, work).groupBy(work.digest)
                                 .agg((F.count(F.lit(1)) * sign).alias(work.count)))
     both = counted(left, 1).unionByName(counted(right, -1))
     return both.groupBy(work.digest).agg(F.sum(work.count).alias(work.count)).filter(F.col(work.count) != 0)
@@ -466,7 +475,7 @@ def _cached(result: Diff, rows: Any) -> Any:
 
 
 def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tuple[int, int],
-           partitions: int, work: WorkingNames) -> Tuple[Any, Tuple[int, int]]:
+           partitions: int, work: WorkingNames, passes: Passes) -> Tuple[Any, Tuple[int, int]]:
     """The differing rows named by the decoded digests (cached), and the rows found on each side."""
     digests = bytes.fromhex(d["left_hex"]), bytes.fromhex(d["right_hex"])
     words = _words(d["left_words"]), _words(d["right_words"])
@@ -474,7 +483,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     if d["entries"] is None:
         # Each digest in excess once: if each side holds each of its digests once, the filtered rows are the answer
         # as they are (no deduplication, no join). The counts tell; otherwise the general way below.
-        rows = _filtered_rows(left, right, digests, words, columns, work)
+        rows = _filtered_rows(left, right, digests, words, columns, work, passes)
         if partitions == 1:
             # Few rows: in one hash partition, which Spark then counts or aggregates in one stage, not two jobs.
             rows = rows.repartition(1, work.side)
@@ -487,7 +496,7 @@ def _fetch(result: Diff, left: Any, right: Any, d: Dict[str, Any], expected: Tup
     else:
         entries = [(bytes(e["digest"]), int(e["count"])) for e in d["entries"]]
     counts = left.sparkSession.createDataFrame(entries, f"{work.digest} binary, {work.count} bigint")
-    rows = _cached(result, _differing_rows(left, right, counts, work, digests=digests, words=words,
+    rows = _cached(result, _differing_rows(left, right, counts, work, passes, digests=digests, words=words,
                                            partitions=partitions))
     return rows, _side_counts(rows, work)
 
@@ -510,13 +519,14 @@ def _in_digests(df: Any, digests: bytes, columns: List[Any], words: Optional[byt
 
 
 def _filtered_rows(left: Any, right: Any, digests: Tuple[bytes, bytes], words: Tuple[Optional[bytes], ...],
-                   columns: List[Any], work: WorkingNames) -> Any:
+                   columns: List[Any], work: WorkingNames, passes: Passes) -> Any:
     """The rows of each side whose digest is in excess there, as often as the side holds them, tagged by side."""
-    return (_in_digests(left, digests[0], columns, words[0]).withColumn(work.side, F.lit("left"))
-            .unionByName(_in_digests(right, digests[1], columns, words[1]).withColumn(work.side, F.lit("right"))))
+    kept = lambda df, i: passes.in_digests(df, digests[i], columns, words[i])
+    return (kept(left, 0).withColumn(work.side, F.lit("left"))
+            .unionByName(kept(right, 1).withColumn(work.side, F.lit("right"))))
 
 
-def _differing_rows(left: Any, right: Any, counts: Any, work: WorkingNames,
+def _differing_rows(left: Any, right: Any, counts: Any, work: WorkingNames, passes: Passes,
                     digests: Optional[Tuple[bytes, bytes]] = None,
                     words: Tuple[Optional[bytes], ...] = (None, None), partitions: int = 0) -> Any:
     """The rows of each side whose digest is in excess there, each as many times as its excess, tagged by side.
@@ -529,9 +539,9 @@ def _differing_rows(left: Any, right: Any, counts: Any, work: WorkingNames,
                                                                      (F.col(work.count) * sign).alias(work.count))
         if digests is not None:
             mine, filter_words = (digests[0], words[0]) if sign > 0 else (digests[1], words[1])
-            df = _in_digests(df, mine, [F.col(quoted(c)) for c in df.columns], filter_words)
+            df = passes.in_digests(df, mine, [F.col(quoted(c)) for c in df.columns], filter_words)
             wanted = F.broadcast(wanted)
-        joined = _digest(df, work).join(wanted, work.digest)
+        joined = passes.digest(df, work).join(wanted, work.digest)
         if partitions:  # hash-partitioned by digest, which the deduplication then needs no other shuffle for
             joined = joined.repartition(partitions, work.digest)
         one = joined.dropDuplicates([work.digest])  # rows of one digest are canonically equal: keep one, then repeat it
@@ -549,16 +559,20 @@ def _side_counts(rows: Any, work: WorkingNames) -> Tuple[int, int]:
     return int(found["l"]), int(found["r"])
 
 
-def _column_counts(rows: Any, columns: List[str], work: WorkingNames) -> Dict[str, int]:
-    """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
-    by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
-    column."""
+def _column_values(rows: Any, columns: List[str], work: WorkingNames) -> Any:
+    """Per differing row and column: the side's sign ``s``, the column ``c``, its value's digest ``v`` (the jar's)."""
     values = F.explode(F.array(*[
         F.struct(F.lit(c).alias("c"), F.call_function("logical_hash", F.col(quoted(c))).alias("v"))
         for c in columns]))
     sign = F.when(F.col(work.side) == "left", 1).otherwise(-1)
-    per_value = (rows.select(sign.alias("s"), values.alias("cv"))
-                 .groupBy("cv.c", "cv.v").agg(F.sum("s").alias("n")))
+    return rows.select(sign.alias("s"), values.alias("cv")).select("s", "cv.c", "cv.v")
+
+
+def _column_counts(rows: Any, columns: List[str], work: WorkingNames, passes: Passes) -> Dict[str, int]:
+    """Per column, among the differing rows: the values of one side's excess that the other's lacks (as multisets,
+    by canonical value), the larger side's count. A changed value counts 1; a row only on one side counts 1 in every
+    column."""
+    per_value = passes.column_values(rows, columns, work).groupBy("c", "v").agg(F.sum("s").alias("n"))
     per_column = per_value.groupBy("c").agg(
         F.sum(F.greatest(F.col("n"), F.lit(0))).alias("l"), F.sum(F.greatest(-F.col("n"), F.lit(0))).alias("r"))
     found = {r["c"]: max(int(r["l"]), int(r["r"])) for r in per_column.collect()}
@@ -635,3 +649,6 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
     column = result.change_names[0]
     per_column = {r[0]: int(r[1]) for r in result.changed.groupBy(quoted(column)).count().collect()}
     result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
+
+
+JAR = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values)

@@ -1,0 +1,190 @@
+"""``dsha.diff``: through the dsha jar (:mod:`dsha.spark.diff`) or, on a session without it, by Python on the
+executors: the same ``Diff``.
+
+Without the jar, each partition's rows (Arrow batches, ``mapInArrow``) are sketched by the Arrow engine
+(:mod:`dsha.arrow.sketch`, SPEC.md §17: the bytes of the jar's ``dsha_sketch``); the driver merges each side's
+sketches, subtracts and decodes them (:mod:`dsha.core.sketch`); the differing rows are then read by keeping, on the
+executors, the rows whose filter word and row digest (the Arrow engine's) are among the decoded ones. Everything
+between those jobs (a larger sketch when the first does not decode, the join of per-digest counts beyond
+``max_cells``, the check of the rows found against the decoded counts, the report) is the jar path's own code
+(:func:`dsha.spark.diff.run_diff`).
+"""
+from __future__ import annotations
+
+import functools
+import zlib
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+
+from dsha.errors import DiffError, StateError
+from dsha.jarfree.engine import engine_for
+from dsha.spark.diff import DEFAULT_CELLS, DEFAULT_MAX_CELLS, Diff, Passes, run_diff
+from dsha.spark.diff import diff as jvm_diff
+from dsha.spark.diff_names import WorkingNames
+from dsha.spark.frames import session_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from dsha.core.sketch import Sketch
+    from dsha.spark.types import DataFrameLike
+
+__all__ = ["diff"]
+
+_SKETCH_SCHEMA = "i int, s binary"
+
+
+def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
+         columns: Union[str, Sequence[str], None] = None, *, column_digests: bool = False, cells: int = DEFAULT_CELLS,
+         max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None) -> Diff:
+    if engine_for(session_of(left, "dsha.diff"), engine) == "jvm":
+        return jvm_diff(left, right, key, columns, column_digests=column_digests, cells=cells, max_cells=max_cells)
+    if key:
+        raise DiffError("dsha.diff(key=...) pairs rows by key with the jar's functions; on the jar-free path diff "
+                        "without key= (the rows only on each side), or add the dsha jar (docs/getting-started.md)")
+    return run_diff(PYTHON, left, right, key, columns, column_digests, cells, max_cells)
+
+
+diff.__doc__ = (jvm_diff.__doc__ or "") + """
+    ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: sketches and row digests by Python on the executors;
+    without ``key``) or ``"auto"`` (default: the session setting ``spark.dsha.engine``, else the jar when the session
+    has it), as in :func:`dsha.fingerprint`."""
+
+
+# -- on the executors -----------------------------------------------------------------------------------------------
+
+def _batches(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    yield first
+    yield from rest
+
+
+def _partition_sketch(side: int, cells: int, column_digests: bool,
+                      batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One partition's rows -> one row: its side and its sketch (zlib: most cells of a partition are empty)."""
+    import pyarrow as pa
+
+    from dsha.arrow.sketch import build
+
+    first = next(batches, None)
+    if first is None:
+        return
+    data = zlib.compress(build(first.schema, _batches(first, batches), cells, column_digests).to_bytes(), 1)
+    yield pa.RecordBatch.from_arrays([pa.array([side], pa.int32()), pa.array([data], pa.binary())], names=["i", "s"])
+
+
+def _keep(digests: bytes, words: Optional[bytes], batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The rows whose row digest is one of ``digests`` (16 bytes each), hashed only when their filter word is one of
+    ``words`` (4 bytes each, little-endian) when those are given."""
+    import numpy as np
+
+    from dsha.arrow.sketch import rows_in
+
+    wanted = {digests[i:i + 16] for i in range(0, len(digests), 16)}
+    filters = None if words is None else np.frombuffer(words, dtype="<u4").astype(np.uint64)
+    for batch in batches:
+        kept, _ = rows_in(batch, wanted, filters)
+        if kept.num_rows:
+            yield kept
+
+
+def _with_digest(name: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each row with its row digest (the Arrow engine's, of all its columns) as the column ``name``."""
+    import pyarrow as pa
+
+    import dsha.arrow
+
+    for batch in batches:
+        digests = dsha.arrow.logical_hash(batch).cast(pa.binary())
+        yield pa.RecordBatch.from_arrays([*batch.columns, digests], names=[*batch.schema.names, name])
+
+
+def _values(columns: List[str], side: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Per row and column: the side's sign, the column's name and its value's digest (of the one-column table)."""
+    import numpy as np
+    import pyarrow as pa
+
+    import dsha.arrow
+
+    for batch in batches:
+        n = batch.num_rows
+        if not n:
+            continue
+        sign = np.where(np.asarray(batch.column(side).to_pylist(), dtype=object) == "left", 1, -1).astype(np.int32)
+        parts = []
+        for c in columns:
+            one = pa.RecordBatch.from_arrays([batch.column(c)], names=[c])
+            parts.append(pa.RecordBatch.from_arrays(
+                [pa.array(sign), pa.array([c] * n, pa.string()), dsha.arrow.logical_hash(one).cast(pa.binary())],
+                names=["s", "c", "v"]))
+        yield from parts
+
+
+# -- on the driver --------------------------------------------------------------------------------------------------
+
+def _side_sketch(empty: Sketch, parts: List[bytes]) -> Sketch:
+    from dsha.core.sketch import Sketch
+
+    total = empty
+    for data in parts:
+        part = Sketch.parse(zlib.decompress(data))
+        if part.schema != empty.schema:  # the executors' Arrow types must give the driver's canonical schema
+            raise StateError(f"a partition's rows arrived as {part.schema}, not {empty.schema} as the Spark schema "
+                             f"says; the jar-free path cannot diff this DataFrame exactly")
+        total = total.merge(part)
+    return total
+
+
+def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
+    """Both sides sketched (one job), subtracted and decoded on the driver: what the jar's pass returns."""
+    from dsha.arrow.sketch import SketchBuilder
+    from dsha.core.sketch import decode_smallest
+    from dsha.jarfree.digests import _collect
+    from dsha.jarfree.schema import arrow_schema, canonical_schema
+
+    canonical_schema(left.schema)  # refuses what the transfer cannot carry, before any job
+    job = lambda df, i: df.mapInArrow(functools.partial(_partition_sketch, i, cells, column_digests),
+                                      _SKETCH_SCHEMA)
+    parts: List[List[bytes]] = [[], []]
+    for row in _collect(job(left, 0).unionByName(job(right, 1))):
+        parts[row["i"]].append(bytes(row["s"]))
+    a, b = (_side_sketch(SketchBuilder(arrow_schema(df.schema), cells, column_digests).sketch, p)
+            for df, p in ((left, parts[0]), (right, parts[1])))
+    difference = a.minus(b)
+    decoded = decode_smallest(difference)
+    right_columns = {c.name: b.column_digest(c) for c in b.columns}
+    out: Dict[str, Any] = {
+        "decoded": decoded.success, "cells": difference.cells,
+        "cells_used": decoded.cells if decoded.success else None,
+        "estimate": None if decoded.success else decoded.estimate, "left_rows": a.rows, "right_rows": b.rows,
+        "left_digest": a.digest, "right_digest": b.digest,
+        "columns": [{"name": c.name, "equal": a.column_digest(c) == right_columns.get(c.name)} for c in a.columns]}
+    entries = decoded.entries
+    for side, sign in (("left", 1), ("right", -1)):
+        mine = [(d, n * sign, phi) for d, (n, phi) in entries.items() if n * sign > 0]
+        out[f"{side}_hex"] = b"".join(d for d, _, _ in mine).hex()
+        out[f"{side}_excess"] = sum(n for _, n, _ in mine)
+        out[f"{side}_words"] = ("".join(f"{phi:08x}" for _, _, phi in mine if phi is not None)
+                                if decoded.filters_valid else None)
+    out["distinct"] = len(entries)
+    out["entries"] = (None if all(abs(n) == 1 for n, _ in entries.values())
+                      else [{"digest": d, "count": n} for d, (n, _) in entries.items()])
+    return out
+
+
+def _in_digests(df: Any, digests: bytes, columns: List[Any], words: Optional[bytes] = None) -> Any:
+    """The rows of ``df`` whose row digest is one of ``digests``, kept by Python on the executors."""
+    return df.mapInArrow(functools.partial(_keep, digests, words), df.schema)
+
+
+def _digest(df: Any, work: WorkingNames) -> Any:
+    from dsha.dependencies import pyspark_types as T
+
+    schema = T.StructType([*df.schema.fields, T.StructField(work.digest, T.BinaryType(), False)])
+    return df.mapInArrow(functools.partial(_with_digest, work.digest), schema)
+
+
+def _column_values(rows: Any, columns: List[str], work: WorkingNames) -> Any:
+    return rows.mapInArrow(functools.partial(_values, list(columns), work.side), "s int, c string, v binary")
+
+
+PYTHON = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values,
+                needs_jar=False)

@@ -1,0 +1,96 @@
+"""dsha.diff on the jar-free path (engine="python": sketches by Python on the executors, decoded on the driver, rows
+read back by their digests, issue 31): the same Diff as the jar's (engine="jvm") on the suite's session, and the
+differing rows are exceptAll's, both ways, as multisets."""
+import random
+import warnings
+from collections import Counter
+
+import pytest
+
+pytest.importorskip("pyarrow")
+import dsha  # noqa: E402
+from dsha.errors import DiffError, UnsupportedTypeError  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+from pyspark.sql.types import MapType, StructType  # noqa: E402
+from test_arrow_agreement import _schema, _value  # noqa: E402  (the random nested tables of the Arrow engine's test)
+
+FIELDS = ("equal", "left_rows", "right_rows", "left_digest", "right_digest", "only_left_count", "only_right_count",
+          "method", "sketch_cells", "cells_used", "distinct_differences", "column_digests")
+
+
+def _has_map(t):
+    if isinstance(t, MapType):
+        return True
+    if isinstance(t, StructType):
+        return any(_has_map(f.dataType) for f in t.fields)
+    return _has_map(t.elementType) if hasattr(t, "elementType") else False
+
+
+def _pair(spark, seed, maps, repeated=0):
+    """A random nested table and another one: some rows removed, some repeated, some new; the left's first four rows
+    ``repeated`` more times on the left."""
+    rnd = random.Random(seed)
+    schema = _schema(rnd)
+    while _has_map(schema) != maps:
+        schema = _schema(rnd)
+    rows = [tuple(_value(rnd, f.dataType) for f in schema.fields) for _ in range(rnd.randint(150, 300))]
+    other = [r for r in rows if rnd.random() > 0.05] + rnd.sample(rows, 6)
+    other += [tuple(_value(rnd, f.dataType) for f in schema.fields) for _ in range(rnd.randint(0, 8))]
+    rnd.shuffle(other)
+    return spark.createDataFrame(rows + rows[:4] * repeated, schema), spark.createDataFrame(other, schema)
+
+
+def _rows(df):
+    """The multiset of a DataFrame's rows, each as its row digest through the jar (one job; NaN and -0.0 as SPEC.md
+    §3.2 reads them, maps by their entries)."""
+    return Counter(bytes(r[0]) for r in df.select(dsha.functions.logical_hash(*df.columns)).collect())
+
+
+def _fields(d):
+    return {f: getattr(d, f) for f in FIELDS}
+
+
+def test_random_table_gives_the_jars_diff_and_except_all(spark):
+    """Against the jar (every field, the column digests, the per-column counts) and exceptAll both ways (rows)."""
+    left, right = _pair(spark, 3, maps=False)
+    with dsha.diff(left, right, engine="python", column_digests=True) as mine, \
+            dsha.diff(left, right, engine="jvm", column_digests=True) as jars:
+        assert _fields(mine) == _fields(jars) and not mine.equal and mine.method == "sketch"
+        assert _rows(mine.only_left) == _rows(left.exceptAll(right)) and mine.only_left_count > 0
+        assert _rows(mine.only_right) == _rows(right.exceptAll(left)) and mine.only_right_count > 0
+        assert mine.columns == jars.columns  # per-column counts from the Python row hash of each value
+
+
+def test_maps_multiplicities_and_a_second_pass_as_the_jar(spark):
+    """Maps (which exceptAll cannot compare: against the jar's rows), rows in excess several times, and a first
+    sketch of 4 cells that does not decode: a second, larger one does, as through the jar."""
+    left, right = _pair(spark, 5, maps=True, repeated=3)
+    with dsha.diff(left, right, engine="python", cells=4) as mine, dsha.diff(left, right, engine="jvm", cells=4) as jars:
+        assert _fields(mine) == _fields(jars) and mine.method == "sketch (2 passes)"
+        assert _rows(mine.only_left) == _rows(jars.only_left) and _rows(mine.only_right) == _rows(jars.only_right)
+        assert max(_rows(mine.only_left).values()) >= 2
+
+
+def test_a_difference_beyond_max_cells_takes_the_jars_fallback(spark):
+    """Beyond max_cells, the join of per-digest counts (announced), as through the jar."""
+    left = spark.range(0, 60).selectExpr("id", "CAST(id AS STRING) AS s")
+    right = spark.range(30, 100).selectExpr("id", "CAST(id AS STRING) AS s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dsha.DshaWarning)
+        mine = dsha.diff(left, right, cells=4, max_cells=4, engine="python")
+        jars = dsha.diff(left, right, cells=4, max_cells=4, engine="jvm")
+    assert _fields(mine) == _fields(jars) and mine.method.startswith("join of per-digest counts")
+    assert _rows(mine.only_left) == _rows(left.exceptAll(right)) and _rows(mine.only_right) == _rows(
+        right.exceptAll(left))
+
+
+def test_equal_tables_and_what_the_jar_free_diff_refuses(spark):
+    df = spark.range(5)
+    same = dsha.diff(df, df.orderBy(F.desc("id")), engine="python")
+    assert same and same.only_left_count == same.only_right_count == 0
+    assert same.left_digest == same.right_digest == dsha.fingerprint(df, engine="jvm").digest
+    with pytest.raises(DiffError, match=r"key=.*jar-free path"):
+        dsha.diff(df, df, key="id", engine="python")
+    interval = spark.sql("SELECT 1 AS id, INTERVAL '3' DAY AS wait")
+    with pytest.raises(UnsupportedTypeError, match=r"column wait: interval day"):
+        dsha.diff(interval, interval, engine="python")
