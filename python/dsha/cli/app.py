@@ -6,7 +6,7 @@ import sys
 import traceback
 from typing import TYPE_CHECKING, List, Optional
 
-from dsha.cli import compare, diff, exit_codes, hash, store
+from dsha.cli import compare, diff, diff_arrow, exit_codes, hash, store
 from dsha.cli.args import check_conf
 from dsha.cli.engine import choose
 from dsha.cli.output import hint, short_error
@@ -32,6 +32,8 @@ def _run(args: argparse.Namespace, spark: Optional[SparkSessionLike]) -> int:
             return store.run(args, session)
     if args.command == "diff":
         diff.validate(args)
+        if diff_arrow.choose(args, borrowed=spark is not None or diff_arrow.session_running()) == "arrow":
+            return diff_arrow.run_arrow(args)
         with spark_session(args, spark) as session:
             return diff.run(args, session)
     command = hash if args.command == "hash" else compare

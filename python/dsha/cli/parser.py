@@ -9,7 +9,7 @@ import os
 from typing import Any, Optional, Sequence, Union
 
 from dsha import ALGORITHM, __version__
-from dsha.cli import compare, diff, hash, store
+from dsha.cli import compare, diff, diff_arrow, hash, store
 from dsha.cli.engine import arrow_installed
 from dsha.dependencies import install_hint, installed
 from dsha.spark.session import jar_path, spark_runtime
@@ -85,5 +85,6 @@ def parser() -> argparse.ArgumentParser:
     hash.add_parser(sub, common)
     compare.add_parser(sub, common)
     diff.add_parser(sub, common)
+    diff_arrow.add_options(sub.choices["diff"])  # --engine: the Arrow engine's diff (cli/diff_arrow.py)
     store.add_parsers(sub, common)
     return p

@@ -1,0 +1,243 @@
+"""Which rows differ between two Arrow inputs (files, tables), without a key and without Spark: ``dsha diff`` on the
+Arrow engine.
+
+The passes of ``dsha.diff`` (SPEC.md §17), in this process: both inputs sketched as the jar sketches them
+(:mod:`dsha.arrow.sketch`), the difference decoded at its smallest fold (:mod:`dsha.core.sketch`); a larger sketch
+when it does not decode, up to ``max_cells``, beyond that every row digest counted; then each input read once more,
+keeping the rows whose filter word and digest are decoded ones, each as many times as it is in excess. Memory: a
+sketch per side and the differing rows (the fallback: 16 bytes per row of each input).
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+import pyarrow as pa
+
+import dsha.arrow
+from dsha.arrow._sources import to_batches
+from dsha.arrow._types import canonical_type, schema_string
+from dsha.arrow.sketch import build, digests_and_words, rows_in
+from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain
+from dsha.core.sketch import Decoded, Sketch, decode_smallest
+from dsha.core.sketch_sizes import next_size
+from dsha.errors import DiffError, DshaWarning
+
+__all__ = ["ArrowDiff", "diff"]
+
+DEFAULT_CELLS = 49152  # as dsha.diff
+DEFAULT_MAX_CELLS = 786432
+
+
+@dataclass
+class ArrowDiff:
+    """What differs between two Arrow inputs: the fields of ``dsha.diff``'s ``Diff`` (without a key), the differing
+    rows as Arrow tables (``only_left``, ``only_right``: each row as many times as it is in excess, in the left's
+    column order)."""
+
+    equal: bool
+    left_rows: Optional[int]
+    right_rows: Optional[int]
+    left_digest: Optional[str]
+    right_digest: Optional[str]
+    only_left: Optional[pa.Table] = None
+    only_right: Optional[pa.Table] = None
+    method: str = "sketch"
+    sketch_cells: int = 0
+    cells_used: Optional[int] = None
+    distinct_differences: Optional[int] = None
+    column_digests: Dict[str, bool] = field(default_factory=dict)
+    schema_difference: Optional[SchemaChanges] = None
+    algorithm: str = ALGORITHM
+    _columns: Optional[Dict[str, int]] = field(default=None, repr=False)
+
+    key = None  # no key on the Arrow engine: rows only on each side
+
+    def __bool__(self) -> bool:
+        return self.equal
+
+    def explain(self) -> str:
+        """What differs, in a few lines: the text of ``Diff.explain``."""
+        return explain(self.summary())
+
+    @property
+    def only_left_count(self) -> int:
+        return 0 if self.only_left is None else self.only_left.num_rows
+
+    @property
+    def only_right_count(self) -> int:
+        return 0 if self.only_right is None else self.only_right.num_rows
+
+    @property
+    def columns(self) -> Dict[str, int]:
+        """Per column, how many differing rows differ in it (as ``Diff.columns``: the values of one side's excess rows
+        that the other side's lack, by canonical value, the larger side's count)."""
+        if self.only_left is None or self.only_right is None:
+            return {}
+        if self._columns is not None:
+            return self._columns
+        out = {}
+        for c in self.only_left.column_names:
+            left, right = (Counter(bytes(h) for h in dsha.arrow.logical_hash(t.select([c])).to_pylist())
+                           for t in (self.only_left, self.only_right))
+            out[c] = max(sum((left - right).values()), sum((right - left).values()))
+        self._columns = out
+        return out
+
+    def summary(self) -> DiffSummary:
+        return DiffSummary(
+            equal=self.equal, algorithm=self.algorithm, method=self.method, left_rows=self.left_rows,
+            right_rows=self.right_rows, left_digest=self.left_digest, right_digest=self.right_digest,
+            only_left=self.only_left_count, only_right=self.only_right_count, changed=0, key=(), duplicate_keys=0,
+            columns=tuple(self.columns.items()), column_digests=tuple(self.column_digests.items()),
+            schema=self.schema_difference)
+
+    def report(self, max_rows: int, names: Tuple[str, str] = ("left", "right")) -> DiffReport:
+        """The summary and the first ``max_rows`` differing rows of each kind (what ``Diff.report`` holds)."""
+        sections = []
+        for kind, table in (("only_left", self.only_left), ("only_right", self.only_right)):
+            if table is None or table.num_rows == 0:
+                continue
+            rows = table.slice(0, max_rows).to_pylist() if max_rows else []
+            sections.append(RowsShown(kind=kind, columns=tuple(table.column_names),
+                                      types=tuple(canonical_type(f.type, f.name) for f in table.schema),
+                                      rows=tuple(tuple(r.values()) for r in rows), total=table.num_rows))
+        return DiffReport(summary=self.summary(), sections=tuple(sections), max_rows=max_rows, names=names)
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields ``Diff.to_dict`` gives."""
+        out: Dict[str, Any] = {
+            "equal": self.equal, "left_rows": self.left_rows, "right_rows": self.right_rows,
+            "left_digest": self.left_digest, "right_digest": self.right_digest, "only_left": self.only_left_count,
+            "only_right": self.only_right_count, "changed": 0, "columns": self.columns,
+            "column_digests_equal": dict(self.column_digests), "key": None, "duplicate_keys": 0,
+            "method": self.method, "sketch_cells": self.sketch_cells, "cells_used": self.cells_used,
+            "distinct_differences": self.distinct_differences}
+        if self.schema_difference is not None:
+            s = self.schema_difference
+            out["schema"] = {"added": [list(a) for a in s.added], "removed": [list(r) for r in s.removed],
+                             "retyped": [list(r) for r in s.retyped]}
+        return out
+
+
+class _Input:
+    """One side: what to read, its columns (in the left's order), its Arrow schema."""
+
+    def __init__(self, obj: Any, columns: Optional[Sequence[str]], options: Dict[str, Any]):
+        self.obj, self.options = obj, options
+        self.schema, batches = to_batches(obj, columns, **options)
+        del batches
+        self.columns = list(self.schema.names)
+
+    def batches(self) -> Iterable[pa.RecordBatch]:
+        return to_batches(self.obj, self.columns, **self.options)[1]
+
+
+def _types(schema: pa.Schema) -> Dict[str, Tuple[str, str]]:
+    return {f.name.lower(): (f.name, canonical_type(f.type, f.name)) for f in schema}
+
+
+def _schema_changes(left: pa.Schema, right: pa.Schema) -> SchemaChanges:
+    a, b = _types(left), _types(right)
+    return SchemaChanges(added=tuple(b[k] for k in b if k not in a), removed=tuple(a[k] for k in a if k not in b),
+                         retyped=tuple((a[k][0], a[k][1], b[k][1]) for k in a if k in b and a[k][1] != b[k][1]))
+
+
+def _counted(side: _Input) -> Counter[bytes]:
+    """Every row digest of a side, counted (the fallback)."""
+    counts: Counter[bytes] = Counter()
+    for batch in side.batches():
+        if batch.num_rows:
+            found, _ = digests_and_words(batch)
+            counts.update(found.view("V16").reshape(-1).tolist())
+    return counts
+
+
+def _rows(side: _Input, wanted: Dict[bytes, int], words: Optional[np.ndarray]) -> Tuple[pa.Table, int]:
+    """The side's rows of the ``wanted`` digests, each as many times as wanted, and how many digests were found."""
+    first: Dict[bytes, int] = {}
+    kept: List[pa.RecordBatch] = []
+    at = 0
+    for batch in side.batches():
+        rows, digests = rows_in(batch, set(wanted), words)
+        for i, d in enumerate(digests):
+            first.setdefault(d, at + i)
+        if rows.num_rows:
+            kept.append(rows)
+            at += rows.num_rows
+    table = pa.Table.from_batches(kept, schema=side.schema) if kept else side.schema.empty_table()
+    order = [first[d] for d in sorted(wanted) if d in first for _ in range(wanted[d])]
+    return table.take(pa.array(order, pa.int64())), len(first)
+
+
+def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, column_digests: bool = False,
+         cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS, left_options: Optional[Dict[str, Any]] = None,
+         right_options: Optional[Dict[str, Any]] = None) -> ArrowDiff:
+    """Compares two Arrow inputs (anything :func:`dsha.arrow.fingerprint` reads) row by row, without a key.
+    ``left_options`` / ``right_options``: the reader options of each side (``format``, ``partitioning``, ...)."""
+    a, b = _Input(left, columns, dict(left_options or {})), _Input(right, columns, dict(right_options or {}))
+    if schema_string(a.schema) != schema_string(b.schema):
+        return ArrowDiff(False, None, None, None, None, method="schema",
+                         schema_difference=_schema_changes(a.schema, b.schema))
+    by_lower = {c.lower(): c for c in b.columns}
+    b = _Input(right, [c if c in b.columns else by_lower[c.lower()] for c in a.columns], b.options)  # left's order
+    sketches = _sketches(a, b, cells, column_digests)
+    la, lb = sketches
+    out = ArrowDiff(la.digest == lb.digest, la.rows, lb.rows, la.digest, lb.digest,
+                    column_digests={c.name: la.column_digest(c) == dict((d.name, lb.column_digest(d))
+                                                                        for d in lb.columns).get(c.name)
+                                    for c in la.columns})
+    difference = la.minus(lb)
+    decoded = decode_smallest(difference)
+    out.sketch_cells = difference.cells
+    if out.equal:
+        out.only_left, out.only_right = a.schema.empty_table(), b.schema.empty_table().rename_columns(a.columns)
+        out.cells_used, out.distinct_differences = (decoded.cells if decoded.success else None), 0
+        return out
+    passes = 1
+    while not decoded.success:
+        size = next_size(int(decoded.estimate or 1), difference.cells)
+        if size > max_cells:
+            break
+        passes += 1
+        la, lb = _sketches(a, b, size, False)
+        difference = la.minus(lb)
+        decoded = decode_smallest(difference)
+    if decoded.success:
+        out.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
+        out.sketch_cells, out.cells_used, out.distinct_differences = difference.cells, decoded.cells, len(
+            decoded.entries)
+        _fetch(out, a, b, decoded)
+        return out
+    out.method = (f"join of per-digest counts (the difference, about {decoded.estimate:,} distinct rows or more, "
+                  f"needs more than max_cells={max_cells:,} sketch cells)")
+    warnings.warn(f"dsha diff: {out.method}; every row digest of both inputs is counted", DshaWarning, stacklevel=2)
+    counts = _counted(a)
+    counts.subtract(_counted(b))
+    entries: Dict[bytes, Tuple[int, Optional[int]]] = {bytes(d): (n, None) for d, n in counts.items() if n}
+    _fetch(out, a, b, Decoded(True, 0, entries, False))
+    return out
+
+
+def _sketches(a: _Input, b: _Input, cells: int, column_digests: bool) -> Tuple[Sketch, Sketch]:
+    return build(a.schema, a.batches(), cells, column_digests), build(b.schema, b.batches(), cells, column_digests)
+
+
+def _fetch(out: ArrowDiff, a: _Input, b: _Input, decoded: Decoded) -> None:
+    """The differing rows of each side (checked against the decoded counts)."""
+    found = []
+    for side, sign in ((a, 1), (b, -1)):
+        wanted = {d: n * sign for d, (n, _) in decoded.entries.items() if n * sign > 0}
+        words = (np.array([phi for d, (_, phi) in decoded.entries.items() if d in wanted], dtype=np.uint64)
+                 if decoded.filters_valid else None)
+        table, seen = _rows(side, wanted, words)
+        if seen != len(wanted):
+            raise DiffError(f"dsha diff: the sketch decoded {len(wanted)} distinct rows in excess on the "
+                            f"{'left' if sign > 0 else 'right'}, but reading the input again found {seen} of them: "
+                            "did an input change while it was read? Nothing is reported rather than a wrong result.")
+        found.append(table.rename_columns(a.columns))
+    out.only_left, out.only_right = found
