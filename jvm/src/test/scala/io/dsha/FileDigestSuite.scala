@@ -209,6 +209,32 @@ class FileDigestSuite extends SparkSuite {
     assert(noCache.filesRead == parts.size && digest(noCache.state) == full)
   }
 
+  test("files named like glob patterns are re-read as themselves, one changed file or two") {
+    val dir = new File(tempDir(), "t")
+    dir.mkdirs()
+    // x[1] and y? are patterns that match x1 and ya; {a,b} one that matches neither.
+    val names = Seq("x1", "x[1]", "ya", "y?", "{a,b}", "z1", "z2", "z3", "z4", "z5").map(_ + ".parquet")
+    def writeFile(name: String, from: Long, rows: Long): Unit = {
+      val out = new File(tempDir(), "w")
+      spark.range(from, from + rows, 1, 1).selectExpr("id", "CAST(id AS STRING) AS s").write.parquet(out.getPath)
+      val written = out.listFiles().find(_.getName.endsWith(".parquet")).get
+      Files.copy(written.toPath, new File(dir, name).toPath, StandardCopyOption.REPLACE_EXISTING)
+    }
+    names.zipWithIndex.foreach { case (n, i) => writeFile(n, i * 1000L, 10L + i) }
+    def full: String = digestOf(spark.read.parquet(dir.getPath))
+    assert(digest(pathDigest(dir, update = true).state) == full)
+    Thread.sleep(5) // a modification time the old files cannot have
+    writeFile("x[1].parquet", 50000, 203)
+    val one = pathDigest(dir, update = true)
+    assert(one.filesRead == 1 && digest(one.state) == full, "x[1].parquet changed, x1.parquet not")
+    Thread.sleep(5)
+    writeFile("y?.parquet", 60000, 77)
+    writeFile("{a,b}.parquet", 70000, 5)
+    val two = pathDigest(dir, update = true)
+    assert(two.filesRead == 2 && digest(two.state) == full, "y?.parquet and {a,b}.parquet changed")
+    assert(pathDigest(dir).filesRead == 0 && digest(pathDigest(dir, useCache = false).state) == full)
+  }
+
   test("a CSV table with a state file elsewhere: truncated files are re-read; nothing is written into the data") {
     val dir = new File(tempDir(), "t")
     spark.range(0, 400, 1, 4).selectExpr("id", "CAST(id * 3 AS STRING) AS s").write.csv(dir.getPath)

@@ -36,6 +36,13 @@ private[files] object FileListing {
     if (f.startsWith(b)) Some(f.substring(b.length)) else None
   }
 
+  /**
+   * `file` as a path to load by itself: Spark expands glob patterns in the paths it loads, so a file named like one
+   * (`x[1].parquet` beside `x1.parquet`, `a?.csv`) has the pattern characters escaped, which Hadoop's glob reads as
+   * themselves.
+   */
+  def literal(file: Path): String = file.toString.replaceAll("""([\\*?\[\]{}])""", """\\$1""")
+
   private def unsupported(what: String): Nothing =
     throw new IllegalArgumentException(s"dsha reads per-file digests of files read by a file data source, not of $what")
 }

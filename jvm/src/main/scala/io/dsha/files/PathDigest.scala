@@ -112,7 +112,7 @@ object PathDigest {
         // Nothing to reuse or to remember: one global aggregate (dsha's fastest path), attributed to no file.
         val whole = DigestState.parse(df.agg(state_in(spark, algorithm, Seq(F.col("*")))).head().getAs[Array[Byte]](0))
         Seq(("", null, whole.state))
-      } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.size, algorithm)
+      } else hashFiles(spark, format, options, df, base, isDir, toRead, listed.map(_._1), algorithm)
     val reusedEntries = reused.map { case (rel, _) => byPath(rel) }
     val state = (reusedEntries.map(_.state) ++ readStates.map(_._3)).foldLeft(zero)((s, d) =>
       s.merge(zero.copy(state = d))
@@ -149,17 +149,19 @@ object PathDigest {
       base: Path,
       isDir: Boolean,
       files: Seq[(String, FileStatus)],
-      listed: Int,
+      listed: Seq[String],
       algorithm: Algorithm
   ): Seq[(String, FileStatus, DigestState)] = {
     val zero = DigestState.zero(algorithm)
-    val readAll = files.size * 2 > listed
+    val readAll = files.size * 2 > listed.size
     val df =
       if (readAll) whole
       else {
         val reader = spark.read.format(format).options(options).schema(whole.schema)
         // basePath keeps the partition columns of files named one by one.
-        (if (isDir) reader.option("basePath", base.toString) else reader).load(files.map(_._2.getPath.toString): _*)
+        (if (isDir) reader.option("basePath", base.toString) else reader).load(files.map(f =>
+          FileListing.literal(f._2.getPath)
+        ): _*)
       }
     val columns = df.columns.toSeq.map(c => F.col("`" + c.replace("`", "``") + "`"))
     if (files.size == 1 && !readAll) {
@@ -171,6 +173,9 @@ object PathDigest {
       .agg(state_in(spark, algorithm, columns)).collect()
       .map(r => new Path(new java.net.URI(r.getString(0))) -> DigestState.parse(r.getAs[Array[Byte]](1)).state)
     val byRelative = states.map { case (p, s) => FileListing.relative(base, p).getOrElse(p.toString) -> s }.toMap
+    // A file without a group had no rows; rows from a file of no other name would make one of them silently empty.
+    val read = (if (readAll) listed else files.map(_._1)).toSet
+    byRelative.keys.find(!read(_)).foreach(p => fail(s"rows were read from $p, which is not one of the files listed"))
     files.map { case (rel, st) => (rel, st, byRelative.getOrElse(rel, zero)) }
   }
 
