@@ -50,6 +50,21 @@ def _fields(d):
     return {f: getattr(d, f) for f in FIELDS}
 
 
+def test_sketches_are_the_jars_bytes(spark):
+    """The jar-free sketch of random nested tables (maps, duplicates, several partitions) is dsha_sketch's, byte for
+    byte, with and without column digests."""
+    from dsha.jarfree.diff import sketch
+    from spark_conf import sql_conf
+
+    for seed, maps, cells, columns in ((21, True, 6, True), (22, False, 48, False)):
+        left, right = _pair(spark, seed, maps, repeated=2)
+        df = left.unionByName(right)
+        with sql_conf(spark, {"spark.dsha.sketch.cells": str(cells),
+                              "spark.dsha.sketch.columnDigests": str(columns).lower()}):
+            jars = bytes(df.selectExpr("dsha_sketch(*) AS s").first()["s"])
+        assert sketch(df, cells, columns) == jars, seed
+
+
 def test_random_table_gives_the_jars_diff_and_except_all(spark):
     """Against the jar (every field, the column digests, the per-column counts) and exceptAll both ways (rows)."""
     left, right = _pair(spark, 3, maps=False)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from dsha.core.sketch import Sketch
     from dsha.spark.types import DataFrameLike
 
-__all__ = ["diff"]
+__all__ = ["diff", "sketch"]
 
 _SKETCH_SCHEMA = "i int, s binary"
 
@@ -133,21 +133,38 @@ def _side_sketch(empty: Sketch, parts: List[bytes]) -> Sketch:
     return total
 
 
-def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
-    """Both sides sketched (one job), subtracted and decoded on the driver: what the jar's pass returns."""
+def _sketches(frames: Sequence[Any], cells: int, column_digests: bool) -> List[Sketch]:
+    """The sketches of DataFrames (one job): each partition's by the Arrow engine, merged on the driver."""
     from dsha.arrow.sketch import SketchBuilder
-    from dsha.core.sketch import decode_smallest
     from dsha.jarfree.digests import _collect
     from dsha.jarfree.schema import arrow_schema, canonical_schema
 
-    canonical_schema(left.schema)  # refuses what the transfer cannot carry, before any job
-    job = lambda df, i: df.mapInArrow(functools.partial(_partition_sketch, i, cells, column_digests),
-                                      _SKETCH_SCHEMA)
-    parts: List[List[bytes]] = [[], []]
-    for row in _collect(job(left, 0).unionByName(job(right, 1))):
+    for df in frames:
+        canonical_schema(df.schema)  # refuses what the transfer cannot carry, before any job
+    jobs = [df.mapInArrow(functools.partial(_partition_sketch, i, cells, column_digests), _SKETCH_SCHEMA)
+            for i, df in enumerate(frames)]
+    parts: List[List[bytes]] = [[] for _ in frames]
+    for row in _collect(functools.reduce(lambda x, y: x.unionByName(y), jobs)):
         parts[row["i"]].append(bytes(row["s"]))
-    a, b = (_side_sketch(SketchBuilder(arrow_schema(df.schema), cells, column_digests).sketch, p)
-            for df, p in ((left, parts[0]), (right, parts[1])))
+    return [_side_sketch(SketchBuilder(arrow_schema(df.schema), cells, column_digests).sketch, p)
+            for df, p in zip(frames, parts)]
+
+
+def sketch(df: DataFrameLike, cells: int = DEFAULT_CELLS, column_digests: bool = False) -> bytes:
+    """The sketch of ``df`` (SPEC.md §17.1 bytes) without the jar: what ``dsha_sketch(*)`` gives with
+    ``spark.dsha.sketch.cells`` = ``cells`` and ``spark.dsha.sketch.columnDigests`` = ``column_digests``."""
+    from dsha.core.sketch import valid_cells
+
+    if not valid_cells(cells):
+        raise ValueError(f"cells must be 2^i or 3·2^i cells up to 2^24, not {cells!r}")
+    return _sketches([df], cells, column_digests)[0].to_bytes()
+
+
+def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
+    """Both sides sketched (one job), subtracted and decoded on the driver: what the jar's pass returns."""
+    from dsha.core.sketch import decode_smallest
+
+    a, b = _sketches([left, right], cells, column_digests)
     difference = a.minus(b)
     decoded = decode_smallest(difference)
     right_columns = {c.name: b.column_digest(c) for c in b.columns}
