@@ -52,8 +52,7 @@ def tables(spark):
     return found
 
 
-@pytest.fixture(scope="module")
-def expected(spark, tables):
+def _jar_fingerprints(spark, tables):
     """The jar's fingerprints of the same rows, in this suite's classic session."""
     found = {name: dsha.fingerprint(spark.createDataFrame(rows, schema), engine="jvm")
              for name, (schema, rows) in tables.items()}
@@ -87,8 +86,9 @@ def _wait_for_the_server(url, seconds=240):
 
 
 @pytest.fixture(scope="module")
-def client(spark, tables, sail, tmp_path_factory):
-    """The thin client's answers, one run for both servers; the store it checks was recorded here, by the jar."""
+def answers(spark, tables, sail, tmp_path_factory):
+    """The thin client's answers (one run for both servers; the store it checks was recorded here, by the jar) and
+    the jar's fingerprints of the same rows, computed here while the client runs."""
     work = tmp_path_factory.mktemp("thin-client")
     with open(work / "tables.pickle", "wb") as f:
         pickle.dump(tables, f)
@@ -100,12 +100,33 @@ def client(spark, tables, sail, tmp_path_factory):
     _wait_for_the_server(SERVER)
     env = child_env()
     env.pop("PYTHONPATH", None)  # dsha as the client's environment has it installed (the wheel), not this checkout
-    done = subprocess.run([os.path.join(CLIENT, "bin", "python"), os.path.join(HERE, "thin_client.py"),
-                           str(work / "job.json")], capture_output=True, text=True, timeout=600, cwd=work, env=env)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    found = json.loads(done.stdout.splitlines()[-1])
+    with open(work / "out", "w+") as out, open(work / "err", "w+") as err:
+        child = subprocess.Popen([os.path.join(CLIENT, "bin", "python"), os.path.join(HERE, "thin_client.py"),
+                                  str(work / "job.json")], stdout=out, stderr=err, text=True, cwd=work, env=env)
+        try:
+            jar = _jar_fingerprints(spark, tables)
+            child.wait(timeout=600)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        out.seek(0)
+        err.seek(0)
+        printed, errors = out.read(), err.read()
+    assert child.returncode == 0, printed[-3000:] + errors[-5000:]
+    found = json.loads(printed.splitlines()[-1])
     print("thin client, seconds per server:", {k: v.get("seconds") for k, v in found["servers"].items()})
-    return found
+    return found, jar
+
+
+@pytest.fixture(scope="module")
+def client(answers):
+    return answers[0]
+
+
+@pytest.fixture(scope="module")
+def expected(answers):
+    return answers[1]
 
 
 def _answers(client, server):
