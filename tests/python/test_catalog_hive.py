@@ -3,8 +3,9 @@
 Hive support is chosen when the SparkContext starts (spark.sql.catalogImplementation=hive), and the suite's shared
 ``spark`` fixture owns this process's context; an embedded Derby metastore also admits one JVM at a time. So
 ``test_hive_catalog`` runs this file again in a child pytest process (DSHA_HIVE_CHILD=1, a Derby metastore and a
-warehouse under DSHA_HIVE_DIR), which creates the tables and tests the Python API; once it has exited, the CLI runs
-on the same metastore as separate processes, given Hive support with ``--conf`` (the options in HIVE_CONF).
+warehouse under DSHA_HIVE_DIR), which creates the tables and tests the Python API and the CLI in-process on its Hive
+session; once it has exited, the CLI runs on the same metastore as a separate process, given Hive support with
+``--conf`` (the options of hive_conf), and in-process on the suite's session, which has no Hive catalog.
 """
 import glob
 import json
@@ -47,7 +48,7 @@ def _cli(args, env, cwd):
 
 @pytest.mark.skipif(CHILD, reason="the child runs the tests themselves")
 @pytest.mark.skipif(MODE == "connect", reason="a classic session of its own (Hive support is set at start)")
-def test_hive_catalog(tmp_path):
+def test_hive_catalog(spark, tmp_path):
     if not _hive_available():
         pytest.skip("this pyspark has no spark-hive jar")
     from conftest import child_env
@@ -58,23 +59,18 @@ def test_hive_catalog(tmp_path):
                        env=env, capture_output=True, text=True, timeout=900, cwd=base)
     assert r.returncode == 0, r.stdout[-20000:] + r.stderr[-5000:]
 
-    # The CLI on the metastore the child left (table db.t), Hive support through --conf.
-    env = child_env()
+    # The CLI as a process on the metastore the child left (db.t, recorded by the child's CLI in the store
+    # cli-store, then given a new data file), Hive support through --conf: the change is seen.
     conf = [a for k, v in hive_conf(base).items() if k != "spark.driver.extraJavaOptions"
             for a in ("--conf", f"{k}={v}")]
     store = os.path.join(base, "cli-store")
-    r = _cli(["record", "report", "table:db.t", "--store", store, *conf], env, base)
-    assert r.returncode == 0, r.stdout + r.stderr
-    r = _cli(["check", "report", "table:db.t", "--store", store, "--json", *conf], env, base)
-    assert r.returncode == 0 and json.loads(r.stdout)["changed"] is False, r.stdout + r.stderr
-    # A new data file in the managed table's directory (a copy of one: the same rows twice): a change.
-    files = sorted(glob.glob(os.path.join(base, "warehouse", "db.db", "t", "part-*")))
-    shutil.copy(files[0], files[0].replace("part-", "part-copy-"))
-    r = _cli(["check", "report", "table:db.t", "--store", store, *conf], env, base)
+    r = _cli(["check", "report", "table:db.t", "--store", store, *conf], child_env(), base)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "table:db.t: row count" in r.stdout
-    # Without Hive support the table is unknown: an error (exit 2), never "unchanged".
-    r = _cli(["check", "report", "table:db.t", "--store", store], env, base)
+    # Without Hive support (the suite's session) the table is unknown: an error (exit 2), never "unchanged".
+    from cli_runner import run_cli
+
+    r = run_cli("check", "report", "table:db.t", "--store", store)
     assert r.returncode == 2, r.stdout + r.stderr
 
 
@@ -133,3 +129,20 @@ def test_store_with_metastore_tables(hspark, tmp_path):
     # back to the recorded rows (a Parquet table has no DELETE: overwrite it): unchanged again
     spark.sql("INSERT OVERWRITE TABLE db.t SELECT id, cast(id % 7 AS int) AS v FROM range(100)")
     assert not dsha.changed(["table:db.t"], store=store, name="cli-form", spark=spark)
+
+
+@child
+def test_cli_in_process_on_the_hive_session(hspark):
+    """The CLI on this Hive session (in-process): record, then unchanged; then a new data file in the managed table's
+    directory (a copy of one: the same rows twice), which the parent's CLI process must see as a change."""
+    from cli_runner import run_cli
+
+    hspark.sql("CREATE DATABASE IF NOT EXISTS db")
+    hspark.sql("CREATE TABLE IF NOT EXISTS db.t USING parquet AS SELECT id, cast(id % 7 AS int) AS v FROM range(100)")
+    store = os.path.join(os.environ["DSHA_HIVE_DIR"], "cli-store")
+    r = run_cli("record", "report", "table:db.t", "--store", store)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = run_cli("check", "report", "table:db.t", "--store", store, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["changed"] is False, r.stdout + r.stderr
+    files = sorted(glob.glob(os.path.join(os.environ["DSHA_HIVE_DIR"], "warehouse", "db.db", "t", "part-*")))
+    shutil.copy(files[0], files[0].replace("part-", "part-copy-"))
