@@ -77,17 +77,25 @@ def main(sf, lineitem, rounds, tmpdir, out_stem=None):
              f"{os.cpu_count()} cores; each run a fresh `python -m dsha check` process; medians of {rounds} "
              f"round-robin rounds; load {report['load_start']} → {report['load_end']}.", "",
              "| input | spark (cold JVM) | auto (Arrow) | auto / spark | auto peak memory | spark peak memory | "
-             f"target (<= {TARGET_SECONDS} s, <= {TARGET_RATIO}) |",
+             f"target (2,000 rows <= {TARGET_SECONDS} s; auto / spark <= {TARGET_RATIO}) |",
              "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
     report["medians"] = {}
     for rows in SIZES:
         spark_runs, auto_runs = report["runs"][f"{rows} spark"], report["runs"][f"{rows} auto"]
         s = statistics.median(x["wall"] for x in spark_runs)
         a = statistics.median(x["wall"] for x in auto_runs)
-        met = a <= TARGET_SECONDS and a / s <= TARGET_RATIO
-        report["medians"][rows] = {"spark": s, "auto": a, "ratio": a / s, "met": met}
+        # the seconds target is the 2,000-row input's (issue 30); the ratio is every input's
+        seconds_met = a <= TARGET_SECONDS if rows == SIZES[0] else None
+        ratio_met = a / s <= TARGET_RATIO
+        report["medians"][rows] = {"spark": s, "auto": a, "ratio": a / s, "seconds_met": seconds_met,
+                                   "ratio_met": ratio_met}
+        verdict = [f"ratio {'met' if ratio_met else 'MISSED'}"]
+        if seconds_met is not None:
+            verdict.insert(0, f"{a:.2f} s {'met' if seconds_met else 'MISSED'}")
         lines.append(f"| {rows:,} rows of lineitem, Parquet | {s:.2f} s | {a:.2f} s | **{a / s:.3f}** | "
                      f"{max(x['peak'] for x in auto_runs) / 2**20:.0f} MiB | "
-                     f"{max(x['peak'] for x in spark_runs) / 2**20:.0f} MiB | {'met' if met else 'MISSED'} |")
+                     f"{max(x['peak'] for x in spark_runs) / 2**20:.0f} MiB | {', '.join(verdict)} |")
+    lines += ["", "The load average is the machine's (2 cores): above about 2 other work shared the cores, and the "
+              "seconds of both engines are inflated; the ratio is of the same rounds."]
     md = "\n".join(lines) + "\n"
     write_results(out_stem or os.path.join(RESULTS, f"results-check-sf{sf_label(sf)}"), md, report)

@@ -12,6 +12,7 @@ from dsha.cli.engine import choose
 from dsha.cli.output import hint, short_error
 from dsha.cli.parser import parser
 from dsha.cli.session import spark_session
+from dsha.core.phases import Phases, reporting, wanted
 from dsha.errors import UsageError
 
 if TYPE_CHECKING:
@@ -54,8 +55,11 @@ def main(argv: Optional[List[str]] = None, *, spark: Optional[SparkSessionLike] 
     ``--master`` and ``--conf`` (its JVM's start-up warnings filtered out unless ``--verbose``) and stops it when the
     command ends. ``--engine arrow`` (or ``auto``, where it applies) needs no session."""
     args = parser().parse_args(argv)
+    # a line per step with its time (starting Spark, the steps of a diff), for a person at a terminal (core/phases)
+    shown = wanted(sys.stderr, getattr(args, "phases", False), quiet=args.quiet or args.json)
     try:
-        return _run(args, spark)
+        with reporting(Phases() if shown else None):
+            return _run(args, spark)
     except UsageError as e:
         print(f"dsha: error: {e}", file=sys.stderr)
         return exit_codes.ERROR

@@ -15,7 +15,7 @@ from dsha.cli.args import check_sources, source_input
 from dsha.cli.output import dsha_warnings_printed
 from dsha.core.diff_table import WIDTH, rows_table
 from dsha.core.paths import local_path
-from dsha.core.phases import Phases, reporting, step, wanted
+from dsha.core.phases import step
 from dsha.errors import UsageError
 from dsha.inputs import load
 from dsha.spark.diff import Diff, diff
@@ -45,9 +45,9 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="also each column's digest in the first pass: which columns differ, before rows are read "
                         "(one more hash per value)")
     d.add_argument("--phases", action="store_true",
-                   help="a line per step on stderr with its time (sketch both sides and decode the difference, read "
-                        "the differing rows, ...) also when stderr is not a terminal; on a terminal they are shown "
-                        "unless --quiet or --json")
+                   help="a line per step on stderr with its time (start Spark, sketch both sides and decode the "
+                        "difference, read the differing rows, ...) also when stderr is not a terminal; on a terminal "
+                        "they are shown unless --quiet or --json")
     d.add_argument("--max-cells", type=int, default=None, metavar="CELLS",
                    help="the largest sketch before the diff falls back to a join (default 786432: about 600,000 "
                         "differing rows)")
@@ -98,12 +98,6 @@ def _check_new(option: str, local: str, kind: str, done: str, parents_made: bool
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
-    # a line per step with its time, for a person at a terminal (core/phases): sketch, rows read, ...
-    with reporting(Phases() if wanted(sys.stderr, args.phases, quiet=args.quiet or args.json) else None):
-        return _run(args, spark)
-
-
-def _run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     # all columns: --columns is dsha.diff's to apply (the key stays in)
     with dsha_warnings_printed():  # a note on sidecars left out: one line per path

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator, List, Optional
 
 from dsha.cli import processes
+from dsha.core.phases import step
 from dsha.dependencies import installed, pyspark_sql
 from dsha.spark.session import configure
 
@@ -64,7 +65,8 @@ def _owned(args: argparse.Namespace) -> Iterator[SparkSessionLike]:
     owned: Optional[SparkSessionLike] = None
     interrupted = False
     try:
-        owned = _start(args, scratch)
+        with step("start Spark"):
+            owned = _start(args, scratch)
         if threading.current_thread() is threading.main_thread():
             # PySpark's handler cancels the jobs through the gateway the interrupted call is using: tracebacks, or
             # a hang; a plain KeyboardInterrupt instead, and the JVM ended below
