@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
-from dsha.core.algorithms import DEFAULT as ALGORITHM
-from dsha.core.algorithms import algorithm_id
 from dsha.core.fingerprint import Comparison, Fingerprint
 from dsha.jarfree.engine import engine_for
 from dsha.spark import digests as jvm
@@ -24,14 +22,10 @@ __all__ = ["equal", "fingerprint", "state"]
 Columns = Union[str, Sequence["ColumnOrName"], None]
 
 
-def _python_path(what: str, algorithm: Optional[str], key: Optional[Key], exact: bool = True) -> None:
+def _python_path(what: str, exact: bool = True) -> None:
     """What only the jar computes, refused on the jar-free path with what to do."""
     if not exact:
         raise ValueError(f"{what}(..., exact=False) reads file metadata in the driver's JVM: it needs the dsha jar")
-    chosen = algorithm_id(algorithm, key)
-    if chosen != ALGORITHM:
-        raise ValueError(f"{what}: {chosen} needs the dsha jar (the jar-free path computes {ALGORITHM}); add the jar "
-                         f"to the session (docs/getting-started.md)")
 
 
 def _names(cols: Tuple[ColumnOrName, ...], columns: Columns) -> Optional[List[ColumnOrName]]:
@@ -45,10 +39,10 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
     # session_of: not a Spark DataFrame is a TypeError naming the right call
     if engine_for(session_of(df, "dsha.fingerprint"), engine) == "jvm":
         return jvm.fingerprint(df, *cols, columns=columns, exact=exact, algorithm=algorithm, key=key)
-    _python_path("dsha.fingerprint", algorithm, key, exact)
+    _python_path("dsha.fingerprint", exact)
     from dsha.jarfree import digests
 
-    return digests.fingerprint(df, _names(cols, columns))  # type: ignore[arg-type]
+    return digests.fingerprint(df, _names(cols, columns), algorithm, key)  # type: ignore[arg-type]
 
 
 def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = None, key: Optional[Key] = None,
@@ -56,25 +50,24 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
     session_of(right, "dsha.equal")
     if engine_for(session_of(left, "dsha.equal"), engine) == "jvm":
         return jvm.equal(left, right, algorithm=algorithm, key=key)
-    _python_path("dsha.equal", algorithm, key)
     from dsha.jarfree import digests
 
-    return digests.equal(left, right)
+    return digests.equal(left, right, algorithm, key)
 
 
 def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] = None, key: Optional[Key] = None,
           engine: Optional[str] = None) -> bytes:
     if engine_for(session_of(df, "dsha.state"), engine) == "jvm":
         return jvm.state(df, columns, algorithm=algorithm, key=key)
-    _python_path("dsha.state", algorithm, key)
     from dsha.jarfree import digests
 
-    return digests.state(df, _names((), columns))  # type: ignore[arg-type]
+    return digests.state(df, _names((), columns), algorithm, key)  # type: ignore[arg-type]
 
 
 fingerprint.__doc__ = (jvm.fingerprint.__doc__ or "") + """
-    ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: Python on the executors, dsha-v1 only) or ``"auto"``
-    (default: the session setting ``spark.dsha.engine``, else the jar when the session has it)."""
+    ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: Python on the executors, every algorithm; a key travels to
+    the executors pickled in the Python function, see :mod:`dsha.jarfree.keys`) or ``"auto"`` (default: the session
+    setting ``spark.dsha.engine``, else the jar when the session has it)."""
 equal.__doc__ = (jvm.equal.__doc__ or "") + """
     ``engine`` as in :func:`fingerprint`."""
 state.__doc__ = (jvm.state.__doc__ or "") + """

@@ -100,12 +100,62 @@ def test_what_the_transfer_cannot_carry_is_refused_with_the_column(spark):
             dsha.fingerprint(spark.sql("SELECT parse_json('1') AS v"), engine="python")
 
 
-def test_only_dsha_v1_without_the_jar(spark):
-    df = spark.range(3)
-    with pytest.raises(ValueError, match="dsha-secure-v1 needs the dsha jar"):
-        dsha.fingerprint(df, algorithm="secure", engine="python")
-    with pytest.raises(ValueError, match="dsha-keyed-v1 needs the dsha jar"):
-        dsha.fingerprint(df, key=bytes(range(16)), engine="python")
+KEY = bytes(range(101, 133))  # 32 bytes
+# Small (secure-v1 runs a Python loop per row on the executors): every exact type, and maps inside a struct, an array
+# and a map (the sorted entries of SPEC.md §16.1 at every depth).
+TAMPER_TABLE = EVERY_TYPE.replace("FROM range(0, 40)", "FROM range(0, 12)").replace(
+    "NULL AS v", "NULL AS v, named_struct('m', map(id, 'a', id + 100, IF(id % 2 = 0, NULL, 'b'))) AS sm, "
+    "array(map('x', id), map()) AS am, map('k', map(id, array(id)), 'j', NULL) AS mm")
+
+
+def test_keyed_and_secure_digests_without_the_jar(spark):
+    """dsha-secure-v1, dsha-keyed-v1 and dsha-keyed-v2 on the executors (issue 31): the jar's states (so its
+    fingerprints), byte for byte; a state of part of the rows merges with the jar's of the rest."""
+    df = spark.sql(TAMPER_TABLE).repartition(2)
+    states = {}
+    for algorithm, key in (("secure", None), ("keyed", KEY), ("keyed-v2", KEY.hex())):
+        jvm = dsha.state(df, algorithm=algorithm, key=key, engine="jvm")
+        assert dsha.state(df, algorithm=algorithm, key=key, engine="python") == jvm, algorithm
+        states[algorithm] = dsha.Fingerprint.from_state(jvm)
+        assert states[algorithm].rows == 12 and states[algorithm].algorithm != "dsha-v1"
+    part = dsha.state(df.where("id < 5"), algorithm="keyed-v2", key=KEY, engine="python")
+    rest = dsha.state(df.where("id >= 5"), algorithm="keyed-v2", key=KEY, engine="jvm")
+    assert dsha.Fingerprint.from_state(dsha.merge([part, rest])) == states["keyed-v2"]
+    changed = dsha.equal(df, df.where("id <> 3"), key=KEY, engine="python")
+    assert not changed and changed.left == states["keyed"] and changed.right.rows == 11
+
+
+def test_every_way_of_passing_a_key_without_the_jar(spark):
+    """key= as bytes, bytearray, hex (either case, spaces around), base64, base64url: the same bytes as the jar reads;
+    conf:NAME (#ALGORITHM): a setting removed at once and kept for this session, the jar's digest; bad keys are one
+    line that names the setting and never the key (refused before any job)."""
+    import base64
+
+    from dsha.jarfree.keys import read_key
+
+    for spelling in (KEY, bytearray(KEY), KEY.hex(), f" {KEY.hex().upper()}\n", base64.b64encode(KEY).decode(),
+                     base64.urlsafe_b64encode(KEY).decode().rstrip("=")):
+        secret, named = read_key(spark, spelling)
+        assert secret.reveal() == KEY and named is None and repr(secret) == "<key>"
+    df = spark.range(4).selectExpr("id", "CAST(id AS STRING) AS s")
+    name = "spark.dsha.secret.jarfree_test"
+    spark.conf.set(name, f"'{base64.b64encode(KEY).decode()}'")  # quoted, as SET NAME = '…' keeps it
+    assert dsha.fingerprint(df, key=f"conf:{name}#dsha-keyed-v2", engine="python") == \
+        dsha.fingerprint(df, key=KEY, algorithm="keyed-v2", engine="jvm")
+    assert spark.conf.get(name, None) is None  # removed at once: no job's properties hold it
+    assert dsha.fingerprint(df, key=f"conf:{name}", engine="python") == dsha.fingerprint(df, key=KEY, engine="jvm")
+    short = bytes(range(200, 212))
+    for key, message in ((short, "the key .key=. has 12 bytes: a key needs at least 16"),
+                         (short.hex(), "has 12 bytes"), ("no key here", "neither hex nor base64"),
+                         ("conf:spark.dsha.secret.never_set", "the setting spark.dsha.secret.never_set is not set"),
+                         (f"conf:{name}#keyed-v2", "takes an id, dsha-keyed-v1 or dsha-keyed-v2")):
+        with pytest.raises(ValueError, match=message) as e:
+            dsha.fingerprint(df, key=key, engine="python")
+        assert "\n" not in str(e.value) and short.hex() not in str(e.value) and KEY.hex() not in str(e.value)
+    with pytest.raises(ValueError, match="unknown dsha algorithm 'md5'"):
+        dsha.fingerprint(df, algorithm="md5", engine="python")
+    with pytest.raises(ValueError, match="key= and algorithm='keyed' go together"):
+        dsha.fingerprint(df, algorithm="secure", key=KEY, engine="python")
     with pytest.raises(ValueError, match="exact=False.*needs the dsha jar"):
         dsha.fingerprint(df, exact=False, engine="python")
     spark.conf.set("spark.dsha.engine", "gpu")
@@ -114,6 +164,35 @@ def test_only_dsha_v1_without_the_jar(spark):
             dsha.fingerprint(df)
     finally:
         spark.conf.unset("spark.dsha.engine")
+
+
+def test_the_key_is_in_no_plan_of_the_jar_free_path(spark):
+    """The key reaches the executors inside the pickled function (dsha.jarfree.keys): the plan of the job names the
+    function and shows nothing it holds, in every explain mode; what holds it prints as <key>. (Event logs, the UI
+    and logs: tests/python/test_key_leaks_everywhere.py, ways py_jarfree_*.)"""
+    import contextlib
+    import hashlib
+    import io
+
+    from dsha.jarfree.digests import partition_states
+    from dsha.jarfree.keys import Secret, executor_secret
+
+    df = spark.range(3)
+    digest = hashlib.sha256(b'struct<"id":bigint>').digest()
+    for algorithm in ("dsha-keyed-v1", "dsha-keyed-v2"):
+        secret = Secret(KEY)
+        sent = executor_secret(algorithm, secret, digest)
+        assert repr(sent) == str(sent) == "<key>" and (sent.reveal() == KEY) == (algorithm == "dsha-keyed-v1")
+        states = partition_states(df, digest, algorithm, secret)
+        for mode in ("simple", "extended", "codegen", "cost", "formatted"):
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                states.explain(mode=mode)
+            text = buf.getvalue()
+            assert mode == "codegen" or "partition_state" in text, mode
+            for form in (KEY.hex(), KEY.hex().upper(), sent.reveal().hex(), str(list(KEY)),
+                         str([b - 256 if b > 127 else b for b in KEY])[1:40]):
+                assert form not in text, (algorithm, mode)
 
 
 def test_a_session_without_the_jar_takes_the_python_path_by_itself(spark):
@@ -134,6 +213,8 @@ def test_a_session_without_the_jar_takes_the_python_path_by_itself(spark):
             print("digest", dsha.fingerprint(df).digest)
             print("columns", dsha.fingerprint(df, columns=["str", "m"]).digest)
             print("equal", bool(dsha.equal(df, df.repartition(3))))
+            d = dsha.diff(df, df.where("id <> 5").unionByName(df.where("id = 7")))
+            print("diff", d.only_left_count, d.only_right_count, d.left_digest, d.method)
         print("warnings", len([w for w in caught if issubclass(w.category, dsha.DshaWarning)]))
         print("warning", [str(w.message) for w in caught if issubclass(w.category, dsha.DshaWarning)][0])
         try:
@@ -148,6 +229,7 @@ def test_a_session_without_the_jar_takes_the_python_path_by_itself(spark):
     assert lines.get("digest") == expected.digest, out.stdout + out.stderr[-3000:]
     assert lines["columns"] == expected_columns.digest
     assert lines["equal"] == "True" and lines["warnings"] == "1", out.stdout
+    assert lines["diff"] == f"1 1 {expected.digest} sketch"  # dsha.diff too, by itself on the jar-free path
     assert "has no dsha functions" in lines["warning"] and "spark.dsha.engine=jvm" in lines["warning"]
     assert lines["jvm"] == "NOT LOADED"
 

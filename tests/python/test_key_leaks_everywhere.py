@@ -57,10 +57,14 @@ WAYS = {
     "py_column_failed": "refused",      # a Column whose query fails analysis
     "py_lit_column": "ok",              # dsha_keyed(F.lit('<hex>'), ...): a Column holding the key as a literal
     "py_files": "ok",                   # dsha.write(key=) and dsha.fingerprint_path(key=)
+    "py_jarfree_key": "ok",             # the jar-free path: dsha.fingerprint / equal / state(key=, engine="python")
+    "py_jarfree_conf": "ok",            # the jar-free path: spark.conf.set(NAME, key); key="conf:NAME#dsha-keyed-v2"
+    "py_jarfree_failed": "refused",     # the jar-free path: a key of 12 bytes, refused before any job
     "connect_py_key": "ok",             # Spark Connect: dsha.fingerprint(key=bytes)
     "connect_sql_literal": "ok",        # Spark Connect: spark.sql("SELECT dsha_keyed('<hex>', ...)")
     "connect_column": "ok",             # Spark Connect: dsha.functions.dsha_keyed(key, ...)
     "connect_lit_column": "ok",         # Spark Connect: dsha_keyed(F.lit('<hex>'), ...)
+    "connect_jarfree_key": "ok",        # Spark Connect, the jar-free path: dsha.fingerprint(key=, engine="python")
     "cli_key_file": "ok",               # dsha hash DIR --key-file FILE, in a process of its own
 }
 # What each refusal says.
@@ -68,7 +72,7 @@ LITERAL_ONLY = "must be a constant written as a literal"
 REFUSALS = {"sql_unhex": LITERAL_ONLY, "sql_concat": LITERAL_ONLY, "sql_parameter": LITERAL_ONLY,
             "sql_short_key": "a key needs at least 16", "sql_parse_error": "PARSE_SYNTAX_ERROR",
             "sql_ansi_runtime_error": "DIVIDE_BY_ZERO", "py_key_failed": "no_such_column",
-            "py_column_failed": "no_such_column"}
+            "py_column_failed": "no_such_column", "py_jarfree_failed": "has 12 bytes: a key needs at least 16"}
 # A way the Spark line does not have: the driver records it as not applicable.
 SPARK4_ONLY = {"sql_script"}
 # Known limits, each stated in docs/tamper-evident.md (the test fails if one stops leaking: strict).
@@ -183,7 +187,7 @@ def _log4j2(path):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     out = tmp_path_factory.mktemp("key-leaks")
-    keys = {way: os.urandom(12 if way == "sql_short_key" else 32) for way in WAYS}
+    keys = {way: os.urandom(12 if way in ("sql_short_key", "py_jarfree_failed") else 32) for way in WAYS}
     keys[CANARY] = os.urandom(32)
     for d in ("logs", "events", "cli-events", "work"):
         (out / d).mkdir()
@@ -542,6 +546,27 @@ def _drive(out, keys_file):
         return dsha.fingerprint_path(spark, path, key=b64["py_files"]).digest
     attempt("py_files", py_files)
 
+    # The jar-free path (Python on the executors, the key pickled in the function mapInArrow sends them): its plan
+    # explained in every mode, its jobs in the event log, the UI and the DEBUG log like every other.
+    from dsha.jarfree.digests import partition_states
+    from dsha.jarfree.keys import Secret
+
+    def py_jarfree_key():
+        k = keys["py_jarfree_key"]
+        for algorithm in ("dsha-keyed-v1", "dsha-keyed-v2"):
+            explain("py_jarfree_key", partition_states(base, bytes(32), algorithm, Secret(k)))
+        fp = dsha.fingerprint(base, key=k, engine="python")
+        assert dsha.equal(base, spark.range(5).orderBy(F.desc("id")), key=h["py_jarfree_key"], engine="python")
+        assert dsha.state(base, key=b64["py_jarfree_key"], algorithm="keyed-v2", engine="python")
+        return fp.digest
+    attempt("py_jarfree_key", py_jarfree_key)
+
+    def py_jarfree_conf():
+        spark.conf.set("spark.dsha.secret.jarfree", url["py_jarfree_conf"])
+        return dsha.fingerprint(base, key="conf:spark.dsha.secret.jarfree#dsha-keyed-v2", engine="python").digest
+    attempt("py_jarfree_conf", py_jarfree_conf)
+    attempt("py_jarfree_failed", lambda: dsha.fingerprint(base, key=keys["py_jarfree_failed"], engine="python"))
+
     phases["classic ways"] = time.monotonic() - started
     # Settings as the classic session shows them.
     conf_all = spark.conf.getAll if spark4 else spark._jsparkSession.conf().getAll()
@@ -570,6 +595,8 @@ def _drive(out, keys_file):
         explain("connect_lit_column", df)
         return df.first().d
     attempt("connect_lit_column", connect_lit_column)
+    attempt("connect_jarfree_key", lambda: dsha.fingerprint(cbase, key=keys["connect_jarfree_key"],
+                                                            engine="python").digest)
     write("settings", "Connect SET", str(cs.sql("SET").collect()))
     write("settings", "Connect SET -v", str(cs.sql("SET -v").collect()))
     write("settings", "Connect getAll", str(cs.conf.getAll) if spark4 else "")

@@ -22,18 +22,18 @@ __all__ = ["row_values", "secure_state"]
 class _Rows:
     """The canonical schema of the input and its algorithm's row function."""
 
-    def __init__(self, schema: pa.Schema, algorithm: str, key: Any):
+    def __init__(self, schema: pa.Schema, algorithm: str, key: Any, seeded: bool = False):
         if BY_ID[algorithm].keyed:
             if key is None:
                 raise ValueError(f"{algorithm} needs a key (key=)")
-            raw = key_bytes(key)
+            raw = key if seeded else key_bytes(key)
         elif key is not None:
             raise ValueError(f"{algorithm} takes no key: key= goes with algorithm='keyed' or 'keyed-v2'")
         else:
             raw = b""
         self.text = schema_string(schema)
         self.schema_digest = hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).digest()
-        self.function: RowFunction = row_function(algorithm, self.schema_digest, raw)
+        self.function: RowFunction = row_function(algorithm, self.schema_digest, raw, seeded)
 
     def encoded(self, batch: pa.RecordBatch) -> Any:
         text = schema_string(batch.schema)
@@ -45,10 +45,11 @@ class _Rows:
 
 def secure_state(obj: Any, columns: Optional[Sequence[str]], algorithm: str, key: Any, *,
                  format: Optional[str] = None, batch_size: Optional[int] = None, partitioning: Optional[str] = None,
-                 progress: Optional[Callable[[int], None]] = None) -> DigestState:
-    """The state (SPEC.md §11) of ``obj``'s rows under a tamper-evident algorithm (its id) and key."""
+                 progress: Optional[Callable[[int], None]] = None, seeded: bool = False) -> DigestState:
+    """The state (SPEC.md §11) of ``obj``'s rows under a tamper-evident algorithm (its id) and key (``seeded``: for
+    dsha-keyed-v2, ``key`` is the bytes of the table's subkey seed, ``_tamper.subkey_seed``)."""
     schema, batches = to_batches(obj, columns, format=format, batch_size=batch_size, partitioning=partitioning)
-    rows = _Rows(schema, algorithm, key)
+    rows = _Rows(schema, algorithm, key, seeded)
     total = DigestState(algorithm, rows.text, rows.schema_digest, 0, 0)
     for batch in batches:
         if batch.num_rows == 0:

@@ -22,7 +22,7 @@ import numpy as np
 from dsha.core.algorithms import BY_ID
 from dsha.errors import MissingDependencyError
 
-__all__ = ["ROW_FUNCTIONS", "RowFunction", "row_function"]
+__all__ = ["ROW_FUNCTIONS", "RowFunction", "row_function", "subkey_seed"]
 
 _M64 = (1 << 64) - 1
 _M128 = (1 << 128) - 1
@@ -51,13 +51,18 @@ def _ctr_stream(key: bytes, length: int) -> bytes:
     return bytes(cipher(algorithms.AES(key), modes.CTR(_CTR_ZERO)).encryptor().update(bytes(length)))
 
 
+def subkey_seed(key: bytes, schema_digest: bytes) -> bytes:
+    """dsha-keyed-v2's seed of a table's subkeys (SPEC.md §16.6): HMAC-SHA-256(K, "dsha-keyed-v2" || schema_digest)."""
+    return hmac.new(key, b"dsha-keyed-v2" + schema_digest, hashlib.sha256).digest()
+
+
 class RowFunction:
     """One algorithm's row function under one schema digest (and key): ``values`` gives each row's value (row MAC,
     seed or row value, as the golden vectors list them), ``combine`` a batch's combiner state."""
 
     algorithm = ""
 
-    def __init__(self, schema_digest: bytes, key: bytes = b""):
+    def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
         self.schema_digest = schema_digest
 
     def values(self, offsets: np.ndarray, data: bytes) -> List[bytes]:
@@ -84,7 +89,7 @@ class KeyedV1(RowFunction):
 
     algorithm = "dsha-keyed-v1"
 
-    def __init__(self, schema_digest: bytes, key: bytes = b""):
+    def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
         super().__init__(schema_digest, key)
         self._prefixed = hmac.new(key, schema_digest, hashlib.sha256)  # copied per row: the key's pads once
 
@@ -97,7 +102,7 @@ class SecureV1(RowFunction):
 
     algorithm = "dsha-secure-v1"
 
-    def __init__(self, schema_digest: bytes, key: bytes = b""):
+    def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
         super().__init__(schema_digest, key)
         self._prefixed = hashlib.sha256(schema_digest)
 
@@ -123,9 +128,10 @@ class KeyedV2(RowFunction):
 
     algorithm = "dsha-keyed-v2"
 
-    def __init__(self, schema_digest: bytes, key: bytes = b""):
+    def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
         super().__init__(schema_digest, key)
-        self._seed = hmac.new(key, b"dsha-keyed-v2" + schema_digest, hashlib.sha256).digest()
+        # seeded: ``key`` is already the table's seed (what the jar-free path sends executors instead of the key)
+        self._seed = key if seeded else subkey_seed(key, schema_digest)
         head = _ctr_stream(self._seed, 48)
         self._r = (int.from_bytes(head[:16], "little") & ((1 << 127) - 1)) % _P
         cipher, algorithms, modes = _aes()
@@ -195,11 +201,12 @@ class KeyedV2(RowFunction):
 ROW_FUNCTIONS: Dict[str, type] = {f.algorithm: f for f in (KeyedV1, KeyedV2, SecureV1)}
 
 
-def row_function(algorithm: str, schema_digest: bytes, key: bytes = b"") -> RowFunction:
-    """The row function of a tamper-evident algorithm (``key`` for the keyed ones: checked by the caller)."""
+def row_function(algorithm: str, schema_digest: bytes, key: bytes = b"", seeded: bool = False) -> RowFunction:
+    """The row function of a tamper-evident algorithm (``key`` for the keyed ones: checked by the caller; ``seeded``:
+    for dsha-keyed-v2, ``key`` is the table's subkey seed)."""
     if algorithm not in ROW_FUNCTIONS:
         raise ValueError(f"unknown dsha algorithm {algorithm!r} (the Arrow engine computes "
                          f"{', '.join(['dsha-v1', *ROW_FUNCTIONS])})")
     if BY_ID[algorithm].keyed != bool(key):
         raise ValueError(f"{algorithm} {'needs' if BY_ID[algorithm].keyed else 'takes no'} key")
-    return ROW_FUNCTIONS[algorithm](schema_digest, key)  # type: ignore[no-any-return]
+    return ROW_FUNCTIONS[algorithm](schema_digest, key, seeded)  # type: ignore[no-any-return]

@@ -5,21 +5,23 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-from typing import TYPE_CHECKING, Any, Iterator, List, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
 import dsha.arrow
 from dsha.core.algorithms import DEFAULT as ALGORITHM
+from dsha.core.algorithms import KEYED, algorithm_id
 from dsha.core.fingerprint import Comparison, Fingerprint
 from dsha.core.states import DigestState, parse
 from dsha.errors import MissingDependencyError, StateError
+from dsha.jarfree.keys import Secret, executor_secret, read_key
 from dsha.jarfree.schema import canonical_schema
 
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike
 
-__all__ = ["equal", "fingerprint", "state"]
+__all__ = ["equal", "fingerprint", "partition_states", "state"]
 
 Columns = Union[str, Sequence[str], None]
 _STATE_COLUMN = "state"
@@ -32,6 +34,24 @@ def partition_state(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
         return
     reader = pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
     yield pa.RecordBatch.from_arrays([pa.array([dsha.arrow.state(reader)], pa.binary())], names=[_STATE_COLUMN])
+
+
+def _tamper_evident(algorithm: str, secret: Optional[Secret]) -> Callable[[Iterator[pa.RecordBatch]],
+                                                                          Iterator[pa.RecordBatch]]:
+    """``partition_state`` of a tamper-evident algorithm: what the executors need of the key (``keys``) travels in
+    this function's closure, pickled with it, held by a ``Secret`` that prints as ``<key>``."""
+
+    def partition_state(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from dsha.arrow._secure import secure_state
+
+        first = next(batches, None)
+        if first is None:
+            return
+        reader = pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
+        state = secure_state(reader, None, algorithm, None if secret is None else secret.reveal(), seeded=True)
+        yield pa.RecordBatch.from_arrays([pa.array([state.to_bytes()], pa.binary())], names=[_STATE_COLUMN])
+
+    return partition_state
 
 
 def _selected(df: DataFrameLike, columns: Columns) -> DataFrameLike:
@@ -68,12 +88,23 @@ def _collect(df: DataFrameLike) -> List[Any]:
             f"an interpreter that has it") from None
 
 
-def _state(df: DataFrameLike, columns: Columns) -> DigestState:
+def partition_states(chosen: DataFrameLike, schema_digest: bytes, algorithm: str = ALGORITHM,
+                     key: Optional[Secret] = None) -> DataFrameLike:
+    """The DataFrame of one state per partition of ``chosen`` (what ``mapInArrow`` runs; its plan names the function,
+    ``partition_state``, and shows nothing it holds)."""
+    task: Any = partition_state
+    if algorithm != ALGORITHM:
+        task = _tamper_evident(algorithm, None if key is None else executor_secret(algorithm, key, schema_digest))
+    return chosen.mapInArrow(task, f"{_STATE_COLUMN} binary")
+
+
+def _state(df: DataFrameLike, columns: Columns, algorithm: str = ALGORITHM, key: Optional[Secret] = None
+           ) -> DigestState:
     chosen = _selected(df, columns)
     schema = canonical_schema(chosen.schema)  # refuses what the transfer cannot carry, before any job
     schema_digest = hashlib.sha256(schema.encode("utf-8", "surrogatepass")).digest()
-    total = DigestState(ALGORITHM, schema, schema_digest, 0, 0)
-    for row in _collect(chosen.mapInArrow(partition_state, f"{_STATE_COLUMN} binary")):
+    total = DigestState(algorithm, schema, schema_digest, 0, 0)
+    for row in _collect(partition_states(chosen, schema_digest, algorithm, key)):
         part = parse(bytes(row[_STATE_COLUMN]))
         if part.schema != schema:  # the executors' Arrow types must give the driver's canonical schema
             raise StateError(f"a partition's rows arrived as {part.schema}, not {schema} as the Spark schema says; "
@@ -82,16 +113,34 @@ def _state(df: DataFrameLike, columns: Columns) -> DigestState:
     return total
 
 
-def state(df: DataFrameLike, columns: Columns = None) -> bytes:
-    """The dsha-v1 state (SPEC.md §11) of ``df``'s rows over ``columns`` (default all), without the jar."""
-    return _state(df, columns).to_bytes()
+def _algorithm_and_key(df: DataFrameLike, algorithm: Optional[str], key: Any) -> Tuple[str, Optional[Secret]]:
+    """The algorithm id and the key's bytes of ``algorithm=``/``key=`` (SPEC.md §16), as the jar's path reads them."""
+    if key is None:
+        return algorithm_id(algorithm, None), None
+    secret, named = read_key(df.sparkSession, key)
+    if named is not None and named not in KEYED:
+        raise ValueError(f"the key reference names the algorithm {named!r}: conf:NAME#ALGORITHM takes an id, "
+                         f"{' or '.join(KEYED)}")
+    if algorithm is not None and named is not None and algorithm_id(algorithm, key) != algorithm_id(named, key):
+        raise ValueError(f"the key reference names the algorithm {named!r}, and algorithm= asks for {algorithm!r}")
+    return algorithm_id(algorithm if algorithm is not None else named, secret), secret
 
 
-def fingerprint(df: DataFrameLike, columns: Columns = None) -> Fingerprint:
-    """The dsha-v1 fingerprint of ``df`` (SPEC.md §6), without the jar: the jar's fields and values."""
-    return Fingerprint.from_state(state(df, columns))
+def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] = None, key: Any = None) -> bytes:
+    """The state (SPEC.md §11) of ``df``'s rows over ``columns`` (default all), without the jar; ``algorithm``/``key``
+    as :func:`dsha.fingerprint` takes them (``keys``: where the key travels)."""
+    return _state(df, columns, *_algorithm_and_key(df, algorithm, key)).to_bytes()
 
 
-def equal(left: DataFrameLike, right: DataFrameLike) -> Comparison:
-    """Both sides' fingerprints, without the jar (one job per side)."""
-    return Comparison(fingerprint(left), fingerprint(right))
+def fingerprint(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] = None,
+                key: Any = None) -> Fingerprint:
+    """The fingerprint of ``df`` (SPEC.md §6), without the jar: the jar's fields and values."""
+    return Fingerprint.from_state(state(df, columns, algorithm, key))
+
+
+def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = None,
+          key: Any = None) -> Comparison:
+    """Both sides' fingerprints, without the jar (one job per side; the key read once)."""
+    chosen, secret = _algorithm_and_key(left, algorithm, key)
+    return Comparison(Fingerprint.from_state(_state(left, None, chosen, secret).to_bytes()),
+                      Fingerprint.from_state(_state(right, None, chosen, secret).to_bytes()))
