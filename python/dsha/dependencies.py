@@ -22,7 +22,7 @@ __all__ = ["F", "arrow_installed", "install_hint", "installed", "lazy_module", "
 _EXTRAS = {"pyspark": "spark", "py4j": "spark", "pyarrow": "arrow", "numpy": "arrow"}
 # What an extra brings when the installed package has no metadata to say it (a source tree on sys.path).
 _EXTRA_FALLBACK = {"spark": ["pyspark"], "connect": ["pyspark[connect]"], "arrow": ["pyarrow", "numpy"],
-                   "client": ["pyspark-client", "pyarrow", "numpy"],
+                   "client": ["pyspark-client", "pyarrow", "numpy", "cryptography"],
                    "airflow": ["apache-airflow", "pyarrow", "numpy"], "dagster": ["dagster", "pyarrow", "numpy"],
                    "openlineage": ["openlineage-python", "pyarrow", "numpy"]}
 
