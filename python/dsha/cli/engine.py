@@ -1,5 +1,6 @@
 """Which engine runs ``hash`` and ``compare`` (Spark, or the Arrow engine without Spark or a JVM), and the Arrow
-engine's fingerprints."""
+engine's fingerprints: every algorithm (``--secure``, ``--key-file``: a consumer without Java verifies a published
+digest; with pyspark installed, ``auto`` gives those to Spark, which hashes them faster)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ import sys
 import time
 from typing import Callable, List, Optional, Tuple
 
+from dsha.cli.args import algorithm_args
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
 from dsha.dependencies import arrow_installed, install_hint, installed
@@ -53,8 +55,9 @@ def choose(args: argparse.Namespace) -> str:
     why_not = None
     if args.command == "hash" and (args.table or args.approximate or args.state or args.update_manifest):
         why_not = "--table, --approximate, --state and --update-manifest need the Spark engine"
-    if args.secure or args.key_file:
-        why_not = "--secure and --key-file need the Spark engine (the Arrow engine computes dsha-v1)"
+    tamper_evident = bool(args.secure or args.key_file)
+    if tamper_evident and not installed("cryptography"):
+        why_not = f"--secure and --key-file on the Arrow engine need AES from cryptography: {install_hint('arrow')}"
     for source in sources:
         if why_not:
             break
@@ -78,8 +81,8 @@ def choose(args: argparse.Namespace) -> str:
         if not arrow_installed():
             raise UsageError(f"neither engine is installed: {install_hint('arrow')}, or {install_hint('spark')}")
         return "arrow"
-    if why_not:  # e.g. `hash --table NAME`: no PATH for the lines below to look at
-        return "spark"
+    if why_not or tamper_evident:  # e.g. `hash --table NAME`: no PATH for the lines below to look at; the secure and
+        return "spark"               # keyed digests: Spark's JVM hashes them faster (the Arrow engine: without Java)
     spark_asked = args.master != "local[*]" or args.conf
     typed = all(_format(s, args) in ARROW_AUTO_FORMATS for s in sources if s is not None)
     manifest = args.command == "hash" and has_manifest(args.path)
@@ -105,7 +108,7 @@ def arrow_fingerprint(source: str, args: argparse.Namespace) -> Tuple[Fingerprin
         def progress(rows: int) -> None:
             print(f"\rdsha: {rows:,} rows hashed ({time.time() - started:.1f} s)", end="", file=sys.stderr,
                   flush=True)
-    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress)
+    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress, **algorithm_args(args))
     if progress is not None:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     return fp, time.time() - started
