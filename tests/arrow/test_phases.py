@@ -50,3 +50,11 @@ def test_steps_print_one_line_each_with_their_time_only_when_reported():
     assert fetch() == 42 and silent.getvalue() == ""
     with reporting(None):
         assert fetch() == 42
+    instant = io.StringIO()  # a step whose work was done before (no job ran) is not worth a line
+    ticks = iter([5.0, 5.004, 6.0, 6.02])
+    with reporting(Phases(instant, clock=lambda: next(ticks))):
+        with step("count the differing values per column"):
+            pass
+        with step("read the rows shown"):
+            pass
+    assert instant.getvalue() == "dsha: read the rows shown: 0.02 s\n"

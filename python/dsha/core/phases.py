@@ -22,14 +22,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Phases:
-    """Writes a line per finished step to ``stream``: ``dsha: <what>: <seconds> s`` (``clock``: seconds, monotonic)."""
+    """Writes a line per finished step to ``stream``: ``dsha: <what>: <seconds> s`` (``clock``: seconds, monotonic);
+    a step shorter than ``shortest`` seconds (no job ran: the work was done before) is not worth a line."""
 
-    def __init__(self, stream: Optional[IO[str]] = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, stream: Optional[IO[str]] = None, clock: Callable[[], float] = time.monotonic,
+                 shortest: float = 0.01) -> None:
         self.stream = stream
         self.clock = clock
+        self.shortest = shortest
 
     def done(self, what: str, seconds: float) -> None:
-        print(f"dsha: {what}: {seconds:.2f} s", file=self.stream or sys.stderr, flush=True)
+        if seconds >= self.shortest:
+            print(f"dsha: {what}: {seconds:.2f} s", file=self.stream or sys.stderr, flush=True)
 
 
 _active: ContextVar[Optional[Phases]] = ContextVar("dsha_phases", default=None)
