@@ -138,7 +138,7 @@ def test_every_way_of_passing_a_key_without_the_jar(spark):
         secret, named = read_key(spark, spelling)
         assert secret.reveal() == KEY and named is None and repr(secret) == "<key>"
     df = spark.range(4).selectExpr("id", "CAST(id AS STRING) AS s")
-    name = "spark.dsha.secret.jarfree_test"
+    name = "spark.jarfree_test.key"  # (spark.dsha.secret.* settings go to the jar's key store over Connect)
     spark.conf.set(name, f"'{base64.b64encode(KEY).decode()}'")  # quoted, as SET NAME = '…' keeps it
     assert dsha.fingerprint(df, key=f"conf:{name}#dsha-keyed-v2", engine="python") == \
         dsha.fingerprint(df, key=KEY, algorithm="keyed-v2", engine="jvm")

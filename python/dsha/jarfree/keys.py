@@ -14,7 +14,6 @@ description: the plan names the function, not what it holds.
 """
 from __future__ import annotations
 
-import contextlib
 import weakref
 from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
@@ -28,8 +27,17 @@ if TYPE_CHECKING:
 __all__ = ["Secret", "executor_secret", "read_key"]
 
 _ASCII_TRIM = "".join(map(chr, range(0x21)))
-# session -> {setting name: key}: conf:NAME keys read on the jar-free path (weak: forgotten with the session)
+# session -> {setting name: key}: conf:NAME keys read on the jar-free path (weak: forgotten with the session); a
+# session that takes no weak reference or is not hashable (Spark Connect's) by its session id instead
 _kept: weakref.WeakKeyDictionary[Any, Dict[str, bytes]] = weakref.WeakKeyDictionary()
+_kept_by_id: Dict[str, Dict[str, bytes]] = {}
+
+
+def _kept_for(spark: Any) -> Dict[str, bytes]:
+    try:
+        return _kept.setdefault(spark, {})
+    except TypeError:
+        return _kept_by_id.setdefault(str(getattr(spark, "session_id", id(spark))), {})
 
 
 class Secret:
@@ -63,15 +71,15 @@ def _setting_key(spark: SparkSessionLike, name: str) -> bytes:
     if value is not None:
         spark.conf.unset(name)  # before anything can fail: the setting never outlives this call
         raw = key_bytes(checked_key_text(_unquoted(value), what), what)
-        with contextlib.suppress(TypeError):  # a session that takes no weak reference: read again next time
-            _kept.setdefault(spark, {})[name] = raw
+        _kept_for(spark)[name] = raw
         return raw
-    with contextlib.suppress(TypeError):
-        kept = _kept.get(spark, {})
-        if name in kept:
-            return kept[name]
+    kept = _kept_for(spark)
+    if name in kept:
+        return kept[name]
+    jar = (" (a server with the dsha jar keeps spark.dsha.secret.* settings in its JVM, out of Python's reach: there "
+           "use engine='jvm', or give the key itself)") if name.startswith("spark.dsha.secret.") else ""
     raise ValueError(f"conf:{name}: the setting {name} is not set in this session (on the jar-free path a conf: key "
-                     "is the session setting of that name, read once and then kept for this session)")
+                     f"is the session setting of that name, read once and then kept for this session){jar}")
 
 
 def read_key(spark: SparkSessionLike, key: Any) -> Tuple[Secret, Optional[str]]:
