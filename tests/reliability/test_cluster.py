@@ -21,8 +21,18 @@ def local1_digest(tmp_path_factory):
     return values["DSHA_DIGEST"]
 
 
-def test_standalone_cluster_equals_local1(standalone_cluster, local1_digest):
-    cluster = standalone_cluster(workers=2)
+@pytest.fixture(scope="module")
+def two_workers(tmp_path_factory):
+    """One standalone cluster of two workers, started once for the tests that inject no fault into it."""
+    cluster = harness.StandaloneCluster(tmp_path_factory.mktemp("two_workers"))
+    try:  # stopped (every process group killed) even if it never came up
+        yield cluster.start(2)
+    finally:
+        cluster.stop()
+
+
+def test_standalone_cluster_equals_local1(two_workers, local1_digest):
+    cluster = two_workers
     values = job_result(cluster.submit(JOB, ["--rows", ROWS, "--partitions", PARTITIONS, "--repartition", 5]))
     assert values["DSHA_ROWS"] == str(ROWS)
     assert values["DSHA_DIGEST"] == local1_digest
@@ -30,14 +40,13 @@ def test_standalone_cluster_equals_local1(standalone_cluster, local1_digest):
     assert apps, "the job did not run on the standalone master"
 
 
-def test_standalone_cluster_row_bytes_step_equals_local1(standalone_cluster, tmp_path):
+def test_standalone_cluster_row_bytes_step_equals_local1(two_workers, tmp_path):
     """After a shuffle the partial step is dsha's PartialDsha, whose row writer is generated on each executor JVM:
     the digest equals local[1]'s, where Spark's generated aggregate hashes the same (unshuffled) rows."""
     flat = ["--rows", ROWS, "--partitions", PARTITIONS, "--flat"]
     local = job_result(harness.spark_submit(tmp_path, "local[1]", JOB, flat))
     assert local["DSHA_ROW_BYTES_STEP"] == "False"
-    cluster = standalone_cluster(workers=2)
-    values = job_result(cluster.submit(JOB, flat + ["--repartition", 5]))
+    values = job_result(two_workers.submit(JOB, flat + ["--repartition", 5]))
     assert values["DSHA_ROW_BYTES_STEP"] == "True"
     assert values["DSHA_ROWS"] == str(ROWS)
     assert values["DSHA_DIGEST"] == local["DSHA_DIGEST"]
