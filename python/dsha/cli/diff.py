@@ -18,7 +18,8 @@ from dsha.core.paths import local_path
 from dsha.core.phases import step
 from dsha.errors import UsageError
 from dsha.inputs import load
-from dsha.spark.diff import Diff, diff
+from dsha.jarfree.diff import diff  # the jar's, or the jar-free path on a session without it
+from dsha.spark.diff import Diff
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
