@@ -80,7 +80,7 @@ def test_version_without_numpy_says_what_to_install(monkeypatch):
     monkeypatch.setattr(cli_parser, "installed", lambda m: m != "numpy")
     lines = version_text().splitlines()
     # the packages themselves: `dsha[arrow]` would make pip look dsha up on PyPI, where that name is not ours
-    assert 'arrow: not installed: no numpy (pip install "pyarrow>=15" "numpy>=1.23")' in lines
+    assert 'arrow: not installed: no numpy (pip install "pyarrow>=15" "numpy>=1.23" "cryptography>=3.1")' in lines
     assert lines[-1] == "engines: spark"
 
 
@@ -98,7 +98,7 @@ def test_auto_does_not_pick_the_arrow_engine_without_numpy(data, monkeypatch):
     # asked for by name, the Arrow engine says what to install
     out = run_cli("hash", root / "u", "--engine", "arrow")
     assert out.returncode == 2
-    assert out.stderr.strip() == 'dsha: error: --engine arrow needs pyarrow and numpy: pip install "pyarrow>=15" "numpy>=1.23"'
+    assert out.stderr.strip() == 'dsha: error: --engine arrow needs pyarrow and numpy: pip install "pyarrow>=15" "numpy>=1.23" "cryptography>=3.1"'
 
 
 def test_version_of_falls_back_to_the_module(monkeypatch):
