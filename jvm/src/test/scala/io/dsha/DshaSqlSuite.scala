@@ -151,6 +151,22 @@ class DshaSqlSuite extends SparkSuite {
     assert(digestOf(shallower) != digest)
   }
 
+  test("a string of Spark's default collation written out (COLLATE UTF8_BINARY) is a string, as SPEC.md §2.3 says") {
+    assume(SparkSuite.atLeast(spark.version, "4.0"), "collations need Spark 4.0")
+    val explicit = "SELECT 'a' COLLATE UTF8_BINARY AS s, array('b' COLLATE UTF8_BINARY) AS t"
+    val fp = spark.sql(s"SELECT dsha_fingerprint(*) AS f FROM ($explicit)").selectExpr("f.*").head()
+    assert(fp.getAs[String]("schema") == "struct<\"s\":string,\"t\":array<string>>")
+    val plain = "SELECT 'a' AS s, array('b') AS t"
+    assert(sameInAllModes(digestOf(spark.sql(explicit))) == digestOf(spark.sql(plain)))
+    assert(
+      one(s"SELECT hex(logical_hash(s, t)) FROM ($explicit)") == one(s"SELECT hex(logical_hash(s, t)) FROM ($plain)")
+    )
+    // another collation is still part of the type
+    assert(
+      one("SELECT dsha(*) FROM (SELECT 'a' COLLATE UTF8_LCASE AS s)") != one("SELECT dsha(*) FROM (SELECT 'a' AS s)")
+    )
+  }
+
   test("CHAR and VARCHAR columns hash as strings") {
     withConf(Map("spark.sql.legacy.charVarcharAsString" -> "false")) {
       spark.sql("DROP TABLE IF EXISTS chars")

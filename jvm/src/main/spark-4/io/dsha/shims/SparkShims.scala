@@ -3,6 +3,7 @@ package io.dsha.shims
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
+import org.apache.spark.sql.catalyst.util.CollationFactory
 import org.apache.spark.sql.types.{DataType, StringType, VariantType}
 
 /**
@@ -11,8 +12,13 @@ import org.apache.spark.sql.types.{DataType, StringType, VariantType}
  */
 object SparkShims {
 
-  /** Spark's SQL name of a string type: "string", or "string collate UTF8_LCASE" for a collated one. */
-  def stringTypeName(s: StringType): String = s.typeName
+  /**
+   * Spark's SQL name of a string type: "string" for Spark's default collation, however it was written (Spark 4.1+
+   * names an explicit `COLLATE UTF8_BINARY`, and a string Spark Connect reads back from a Python function, "string
+   * collate UTF8_BINARY"), or "string collate UTF8_LCASE" for another collation.
+   */
+  def stringTypeName(s: StringType): String =
+    if (s.collationId == CollationFactory.UTF8_BINARY_COLLATION_ID) "string" else s.typeName
 
   def isVariant(dt: DataType): Boolean = dt == VariantType
 
