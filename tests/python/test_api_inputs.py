@@ -71,8 +71,16 @@ def test_equal_and_diff_name_their_right_calls(spark, table):
     assert dsha.Comparison(dsha.arrow.fingerprint(t), dsha.arrow.fingerprint(t.slice(1))).reason == \
         dsha.equal(df, df.where("id != 0")).reason == "row count"
     with pytest.raises(TypeError, match=r"^dsha\.diff takes a Spark DataFrame, not a pyarrow Table: "
-                                        r"dsha\.diff\(spark\.createDataFrame\(\.\.\.\)\).*no diff"):
+                                        r"dsha\.diff\(spark\.createDataFrame\(\.\.\.\)\).*; without Spark, the "
+                                        r"Arrow engine: dsha\.arrow\.diff\.diff\(left, right\)$"):
         dsha.diff(t, df)
+    # the call it names finds the rows Spark's dsha.diff finds
+    from dsha.arrow.diff import diff as arrow_diff
+
+    arrow = arrow_diff(t, t.slice(1))
+    spark_diff = dsha.diff(df, df.where("id != 0"))
+    assert (arrow.only_left_count, arrow.only_right_count) == (spark_diff.only_left_count, 0) == (1, 0)
+    assert arrow.only_left.to_pylist() == [r.asDict() for r in spark_diff.only_left.collect()]
     with pytest.raises(TypeError, match=r"^dsha\.diff takes a Spark DataFrame, not a path"):
         dsha.diff(df, path)
     with pytest.raises(TypeError, match=r"^dsha\.fingerprint takes a Spark DataFrame, not builtins\.list$"):

@@ -14,7 +14,8 @@ __all__ = ["session_of"]
 # What each call is, by the engine that takes the object: (the Arrow engine's call, or None; the Spark way in)
 _ARROW_CALL = {"dsha.fingerprint": "dsha.arrow.fingerprint({x})",
                "dsha.state": "dsha.arrow.state({x})",
-               "dsha.equal": "dsha.Comparison(dsha.arrow.fingerprint(left), dsha.arrow.fingerprint(right))"}
+               "dsha.equal": "dsha.Comparison(dsha.arrow.fingerprint(left), dsha.arrow.fingerprint(right))",
+               "dsha.diff": "dsha.arrow.diff.diff(left, right)"}
 
 
 def session_of(obj: Any, call: str) -> SparkSessionLike:
@@ -40,6 +41,5 @@ def _wrong_input(obj: Any, call: str) -> str:
     else:
         return f"{call} takes a Spark DataFrame, not {type(obj).__module__}.{type(obj).__name__}"
     arrow = _ARROW_CALL.get(call)
-    without_spark = f"; without Spark, the Arrow engine: {arrow.format(x=arg)}" if arrow else (
-        "; the Arrow engine has no diff")
+    without_spark = f"; without Spark, the Arrow engine: {arrow.format(x=arg)}" if arrow else ""
     return f"{call} takes a Spark DataFrame, not {what}: {spark_way}{without_spark}"
