@@ -24,7 +24,7 @@ from dsha.arrow.sketch import build, digests_and_words, rows_in
 from dsha.core.algorithms import DEFAULT as ALGORITHM
 from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain
 from dsha.core.sketch import Decoded, Sketch, decode_smallest
-from dsha.core.sketch_sizes import next_size
+from dsha.core.sketch_sizes import fallback_method, next_size, sketch_method
 from dsha.errors import DiffError, DshaWarning
 
 __all__ = ["ArrowDiff", "diff"]
@@ -208,13 +208,12 @@ def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, colu
         difference = la.minus(lb)
         decoded = decode_smallest(difference)
     if decoded.success:
-        out.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
+        out.method = sketch_method(passes)
         out.sketch_cells, out.cells_used, out.distinct_differences = difference.cells, decoded.cells, len(
             decoded.entries)
         _fetch(out, a, b, decoded)
         return out
-    out.method = (f"join of per-digest counts (the difference, about {decoded.estimate:,} distinct rows or more, "
-                  f"needs more than max_cells={max_cells:,} sketch cells)")
+    out.method = fallback_method(int(decoded.estimate or 0), max_cells)
     warnings.warn(f"dsha diff: {out.method}; every row digest of both inputs is counted", DshaWarning, stacklevel=2)
     counts = _counted(a)
     counts.subtract(_counted(b))

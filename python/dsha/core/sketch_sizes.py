@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import List
 
-__all__ = ["MAX_CELLS", "cells_for", "fold_sizes", "next_size", "valid_cells"]
+__all__ = ["MAX_CELLS", "cells_for", "fallback_method", "fold_sizes", "next_size", "sketch_method", "valid_cells"]
 
 MAX_CELLS = 1 << 24
 
@@ -39,3 +39,15 @@ def next_size(estimate: int, m: int) -> int:
     estimate is then only a lower bound)."""
     saturated = estimate >= (m / 3) * math.log(2 * m) - 1
     return max(cells_for(estimate), (8 if saturated else 2) * m)
+
+
+def sketch_method(passes: int) -> str:
+    """A diff's ``method`` when a sketch decoded the difference, after ``passes`` sketch passes."""
+    return "sketch" if passes == 1 else f"sketch ({passes} passes)"
+
+
+def fallback_method(estimate: int, max_cells: int) -> str:
+    """A diff's ``method`` when no sketch of at most ``max_cells`` cells decodes a difference estimated at
+    ``estimate`` distinct rows: the join (or count) of per-digest counts."""
+    return (f"join of per-digest counts (the difference, about {estimate:,} distinct rows or more, needs more than "
+            f"max_cells={max_cells:,} sketch cells)")

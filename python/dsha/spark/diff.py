@@ -20,7 +20,7 @@ from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSumma
 from dsha.core.diff_report import explain as explain_text
 from dsha.core.diff_table import rows_table
 from dsha.core.phases import timed
-from dsha.core.sketch_sizes import cells_for, next_size
+from dsha.core.sketch_sizes import cells_for, fallback_method, next_size, sketch_method
 from dsha.core.sketch_sizes import valid_cells as _valid_cells
 from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
@@ -408,7 +408,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         passes += 1
         d = jobs.sketch(left, right, size, False)
     if d["decoded"]:
-        result.method = "sketch" if passes == 1 else f"sketch ({passes} passes)"
+        result.method = sketch_method(passes)
         result.sketch_cells, result.cells_used, result.distinct_differences = d["cells"], d["cells_used"], d["distinct"]
         expected = (int(d["left_excess"]), int(d["right_excess"]))
         # The differing rows are few (at most about max_cells): their jobs shuffle into a handful of partitions, not
@@ -419,8 +419,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
             if got == expected:
                 return _report(result, rows, left.columns, got, partitions, key, work, jobs)
     else:
-        result.method = (f"join of per-digest counts (the difference, about {int(d['estimate']):,} distinct rows or "
-                         f"more, needs more than max_cells={max_cells:,} sketch cells)")
+        result.method = fallback_method(int(d["estimate"]), max_cells)
         warnings.warn(f"dsha.diff: {result.method}; this reads and shuffles both tables", DshaWarning, stacklevel=3)
         rows = _cached(result, _differing_rows(left, right, _digest_counts(left, right, work, jobs), work, jobs))
         return _report(result, rows, left.columns, _side_counts(rows, work), 0, key, work, jobs)
