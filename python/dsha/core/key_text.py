@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["checked_key_text"]
+__all__ = ["ASCII_TRIM", "checked_key_text"]
 
-_ASCII_TRIM = "".join(map(chr, range(0x21)))  # what Java's String.trim removes, as the jar does
+ASCII_TRIM = "".join(map(chr, range(0x21)))  # what Java's String.trim removes, as the jar does
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
 _PREFIXED_HEX = re.compile(r"0[xX][0-9a-fA-F]+")
 
@@ -27,7 +27,7 @@ def checked_key_text(text: str, what: str = "the key") -> str:
     """``text`` without the ASCII spaces and controls at its ends (SPEC.md §16.2, rule 1), or a ``ValueError`` naming
     ``what`` and the problem (never the key): a character that is not ASCII, a ``0x`` prefix, an odd number of hex
     digits."""
-    t = text.strip(_ASCII_TRIM)
+    t = text.strip(ASCII_TRIM)
     for i, c in enumerate(t):
         if ord(c) > 0x7F:
             where = "at its start" if i == 0 else "at its end" if i == len(t) - 1 else f"at character {i + 1}"

@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from dsha.arrow._tamper import subkey_seed
 from dsha.core.key_bytes import key_bytes
-from dsha.core.key_text import checked_key_text
+from dsha.core.key_text import ASCII_TRIM, checked_key_text
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
 
 __all__ = ["Secret", "executor_secret", "read_key"]
 
-_ASCII_TRIM = "".join(map(chr, range(0x21)))
 # session -> {setting name: key}: conf:NAME keys read on the jar-free path (weak: forgotten with the session); a
 # session that takes no weak reference or is not hashable (Spark Connect's) by its session id instead
 _kept: weakref.WeakKeyDictionary[Any, Dict[str, bytes]] = weakref.WeakKeyDictionary()
@@ -59,7 +58,7 @@ class Secret:
 
 def _unquoted(value: str) -> str:
     """A setting's value without one pair of matching quotes (``SET NAME = '…'`` keeps them), as the jar reads it."""
-    t = value.strip(_ASCII_TRIM)
+    t = value.strip(ASCII_TRIM)
     if len(t) >= 2 and t[0] == t[-1] and t[0] in "'\"":
         return t[1:-1]
     return t
@@ -86,8 +85,8 @@ def read_key(spark: SparkSessionLike, key: Any) -> Tuple[Secret, Optional[str]]:
     """The key's bytes and the algorithm a ``conf:NAME#ALGORITHM`` reference names (else None)."""
     if isinstance(key, str) and key.startswith("conf:"):
         name, _, algorithm = key[len("conf:"):].rpartition("#") if "#" in key else (key[len("conf:"):], "", "")
-        name = name.strip(_ASCII_TRIM)
-        return Secret(_setting_key(spark, name)), (algorithm.strip(_ASCII_TRIM) or None) if "#" in key else None
+        name = name.strip(ASCII_TRIM)
+        return Secret(_setting_key(spark, name)), (algorithm.strip(ASCII_TRIM) or None) if "#" in key else None
     return Secret(key_bytes(key)), None
 
 
