@@ -24,7 +24,7 @@ from dsha.spark.diff import Diff
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
 
-__all__ = ["add_parser", "run", "validate"]
+__all__ = ["add_parser", "column_list", "jsonable", "print_text", "run", "validate"]
 
 
 def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -54,7 +54,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
                         "differing rows)")
 
 
-def _names(text: Optional[str]) -> Optional[List[str]]:
+def column_list(text: Optional[str]) -> Optional[List[str]]:
+    """The names of a comma-separated option (``--key``, ``--columns``), or None when it is not given."""
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
 
 
@@ -107,13 +108,13 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     options: Dict[str, Any] = {"column_digests": args.column_digests}
     if args.max_cells is not None:
         options["max_cells"] = args.max_cells
-    with diff(left, right, key=_names(args.key), columns=_names(args.columns), **options) as d:
+    with diff(left, right, key=column_list(args.key), columns=column_list(args.columns), **options) as d:
         seconds = time.time() - started
         # schemas that differ: no rows were compared (Diff.only_left/only_right say so)
         frames = {} if d.schema_difference else {"only_left": d.only_left, "only_right": d.only_right,
                                                  "changed": d.changed}
         shown = {} if not args.limit or not args.json else {
-            name: [_jsonable(r.asDict(recursive=True)) for r in df.limit(args.limit).collect()]
+            name: [jsonable(r.asDict(recursive=True)) for r in df.limit(args.limit).collect()]
             for name, df in frames.items() if df is not None}
         if args.output and not d.schema_difference:
             for name, df in frames.items():
@@ -130,15 +131,16 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
                 out["html"] = args.html
             print(json.dumps(out))
         else:
-            _print_text(args, d, seconds)
+            print_text(args, d, seconds)
         return exit_codes.EQUAL if d else exit_codes.DIFFERENT
 
 
-def _jsonable(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
+    """A value of a row as JSON holds it: bytes as hex, other objects as their text."""
     if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
+        return {str(k): jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).hex()
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -146,7 +148,7 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-def _print_text(args: argparse.Namespace, d: Diff, seconds: float) -> None:
+def print_text(args: argparse.Namespace, d: Diff, seconds: float) -> None:
     """The digests, what differs (``Diff.explain``), then up to --limit differing rows of each kind as an aligned
     table (``core/diff_table``: rows paired where few cells differ, the differing cells marked), as wide as the
     terminal."""

@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional
 
 from dsha.cli import exit_codes
 from dsha.cli.args import ENGINES
-from dsha.cli.diff import _jsonable, _names, _print_text
+from dsha.cli.diff import column_list, jsonable, print_text
 from dsha.cli.engine import ARROW_AUTO_FORMATS, ARROW_FORMATS, arrow_as_asked, arrow_installed
 from dsha.core.paths import format_of, is_glob, local_path
 from dsha.dependencies import install_hint, installed
@@ -91,7 +91,7 @@ def run_arrow(args: argparse.Namespace) -> int:
         options = [_options(s, args) for s in (args.left, args.right)]
         paths = [local_path(s) for s in (args.left, args.right)]
         columns = None
-        wanted = _names(args.columns)
+        wanted = column_list(args.columns)
         if wanted:
             columns = resolve_columns(dsha.arrow.column_names(paths[0], format=options[0]["format"]), wanted,
                                       args.left)
@@ -109,7 +109,7 @@ def run_arrow(args: argparse.Namespace) -> int:
         with open(local_path(args.html) or args.html, "w", encoding="utf-8") as f:
             f.write(render(d.report(args.limit, names=(args.left, args.right)), document=True, max_chars=MAX_CHARS))
     if args.json:
-        shown = {name: [_jsonable(r) for r in t.slice(0, args.limit).to_pylist()]
+        shown = {name: [jsonable(r) for r in t.slice(0, args.limit).to_pylist()]
                  for name, t in frames.items() if t is not None and args.limit}
         out = d.to_dict()
         out.update(left_source=args.left, right_source=args.right, rows=shown, seconds=round(seconds, 3),
@@ -119,6 +119,6 @@ def run_arrow(args: argparse.Namespace) -> int:
                 out[option] = getattr(args, option)
         print(json.dumps(out))
     else:
-        same_fields: Any = d  # what _print_text reads of a Diff, an ArrowDiff has
-        _print_text(args, same_fields, seconds)  # as on Spark: the digests, what differs, one aligned table
+        same_fields: Any = d  # what print_text reads of a Diff, an ArrowDiff has
+        print_text(args, same_fields, seconds)  # as on Spark: the digests, what differs, one aligned table
     return exit_codes.EQUAL if d else exit_codes.DIFFERENT

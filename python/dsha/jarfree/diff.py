@@ -136,7 +136,7 @@ def _side_sketch(empty: Sketch, parts: List[bytes]) -> Sketch:
 def _sketches(frames: Sequence[Any], cells: int, column_digests: bool) -> List[Sketch]:
     """The sketches of DataFrames (one job): each partition's by the Arrow engine, merged on the driver."""
     from dsha.arrow.sketch import SketchBuilder
-    from dsha.jarfree.digests import _collect
+    from dsha.jarfree.digests import collect_rows
     from dsha.jarfree.schema import arrow_schema, canonical_schema
 
     for df in frames:
@@ -144,7 +144,7 @@ def _sketches(frames: Sequence[Any], cells: int, column_digests: bool) -> List[S
     jobs = [df.mapInArrow(functools.partial(_partition_sketch, i, cells, column_digests), _SKETCH_SCHEMA)
             for i, df in enumerate(frames)]
     parts: List[List[bytes]] = [[] for _ in frames]
-    for row in _collect(functools.reduce(lambda x, y: x.unionByName(y), jobs)):
+    for row in collect_rows(functools.reduce(lambda x, y: x.unionByName(y), jobs)):
         parts[row["i"]].append(bytes(row["s"]))
     return [_side_sketch(SketchBuilder(arrow_schema(df.schema), cells, column_digests).sketch, p)
             for df, p in zip(frames, parts)]

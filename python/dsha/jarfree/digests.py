@@ -21,7 +21,7 @@ from dsha.jarfree.schema import canonical_schema
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike
 
-__all__ = ["equal", "fingerprint", "partition_states", "state"]
+__all__ = ["collect_rows", "equal", "fingerprint", "partition_states", "state"]
 
 Columns = Union[str, Sequence[str], None]
 _STATE_COLUMN = "state"
@@ -74,7 +74,7 @@ def _selected(df: DataFrameLike, columns: Columns) -> DataFrameLike:
     return df.select(*picked)
 
 
-def _collect(df: DataFrameLike) -> List[Any]:
+def collect_rows(df: DataFrameLike) -> List[Any]:
     """The rows; an executor whose Python lacks what the path needs is named as such (not as a task's traceback)."""
     try:
         return df.collect()
@@ -104,7 +104,7 @@ def _state(df: DataFrameLike, columns: Columns, algorithm: str = ALGORITHM, key:
     schema = canonical_schema(chosen.schema)  # refuses what the transfer cannot carry, before any job
     schema_digest = hashlib.sha256(schema.encode("utf-8", "surrogatepass")).digest()
     total = DigestState(algorithm, schema, schema_digest, 0, 0)
-    for row in _collect(partition_states(chosen, schema_digest, algorithm, key)):
+    for row in collect_rows(partition_states(chosen, schema_digest, algorithm, key)):
         part = parse(bytes(row[_STATE_COLUMN]))
         if part.schema != schema:  # the executors' Arrow types must give the driver's canonical schema
             raise StateError(f"a partition's rows arrived as {part.schema}, not {schema} as the Spark schema says; "
