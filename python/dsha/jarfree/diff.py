@@ -15,7 +15,7 @@ import functools
 import zlib
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from dsha.errors import DiffError, StateError
+from dsha.errors import DiffError
 from dsha.jarfree.engine import engine_for
 from dsha.spark.diff import DEFAULT_CELLS, DEFAULT_MAX_CELLS, Diff, Passes, run_diff
 from dsha.spark.diff import diff as jvm_diff
@@ -52,22 +52,18 @@ diff.__doc__ = (jvm_diff.__doc__ or "") + """
 
 # -- on the executors -----------------------------------------------------------------------------------------------
 
-def _batches(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield first
-    yield from rest
-
-
 def _partition_sketch(side: int, cells: int, column_digests: bool,
                       batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """One partition's rows -> one row: its side and its sketch (zlib: most cells of a partition are empty)."""
     import pyarrow as pa
 
     from dsha.arrow.sketch import build
+    from dsha.jarfree.digests import partition_reader
 
-    first = next(batches, None)
-    if first is None:
+    reader = partition_reader(batches)
+    if reader is None:
         return
-    data = zlib.compress(build(first.schema, _batches(first, batches), cells, column_digests).to_bytes(), 1)
+    data = zlib.compress(build(reader.schema, reader, cells, column_digests).to_bytes(), 1)
     yield pa.RecordBatch.from_arrays([pa.array([side], pa.int32()), pa.array([data], pa.binary())], names=["i", "s"])
 
 
@@ -122,13 +118,12 @@ def _values(columns: List[str], side: str, batches: Iterator[pa.RecordBatch]) ->
 
 def _side_sketch(empty: Sketch, parts: List[bytes]) -> Sketch:
     from dsha.core.sketch import Sketch
+    from dsha.jarfree.digests import checked_part_schema
 
     total = empty
     for data in parts:
         part = Sketch.parse(zlib.decompress(data))
-        if part.schema != empty.schema:  # the executors' Arrow types must give the driver's canonical schema
-            raise StateError(f"a partition's rows arrived as {part.schema}, not {empty.schema} as the Spark schema "
-                             f"says; the jar-free path cannot diff this DataFrame exactly")
+        checked_part_schema(part.schema, empty.schema, "diff")
         total = total.merge(part)
     return total
 

@@ -21,18 +21,35 @@ from dsha.jarfree.schema import canonical_schema
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike
 
-__all__ = ["collect_rows", "equal", "fingerprint", "partition_states", "state"]
+__all__ = ["checked_part_schema", "collect_rows", "equal", "fingerprint", "partition_reader", "partition_states",
+           "state"]
 
 Columns = Union[str, Sequence[str], None]
 _STATE_COLUMN = "state"
 
 
-def partition_state(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """On an executor: one partition's rows (Arrow batches) -> one row holding their state (none for no rows)."""
+def partition_reader(batches: Iterator[pa.RecordBatch]) -> Optional[pa.RecordBatchReader]:
+    """On an executor: one partition's rows (Arrow batches, as ``mapInArrow`` hands them) as one reader, or None when
+    the partition has none (no batch, so no schema)."""
     first = next(batches, None)
     if first is None:
+        return None
+    return pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
+
+
+def checked_part_schema(part: str, schema: str, doing: str = "hash") -> None:
+    """Raises unless a partition's canonical schema ``part`` is the driver's ``schema``: the executors' Arrow types
+    must give the canonical schema the Spark schema gives (``doing``: what the path cannot then do exactly)."""
+    if part != schema:
+        raise StateError(f"a partition's rows arrived as {part}, not {schema} as the Spark schema says; the jar-free "
+                         f"path cannot {doing} this DataFrame exactly")
+
+
+def partition_state(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """On an executor: one partition's rows (Arrow batches) -> one row holding their state (none for no rows)."""
+    reader = partition_reader(batches)
+    if reader is None:
         return
-    reader = pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
     yield pa.RecordBatch.from_arrays([pa.array([dsha.arrow.state(reader)], pa.binary())], names=[_STATE_COLUMN])
 
 
@@ -44,10 +61,9 @@ def _tamper_evident(algorithm: str, secret: Optional[Secret]) -> Callable[[Itera
     def partition_state(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from dsha.arrow._secure import secure_state
 
-        first = next(batches, None)
-        if first is None:
+        reader = partition_reader(batches)
+        if reader is None:
             return
-        reader = pa.RecordBatchReader.from_batches(first.schema, itertools.chain([first], batches))
         state = secure_state(reader, None, algorithm, None if secret is None else secret.reveal(), seeded=True)
         yield pa.RecordBatch.from_arrays([pa.array([state.to_bytes()], pa.binary())], names=[_STATE_COLUMN])
 
@@ -106,9 +122,7 @@ def _state(df: DataFrameLike, columns: Columns, algorithm: str = ALGORITHM, key:
     total = DigestState(algorithm, schema, schema_digest, 0, 0)
     for row in collect_rows(partition_states(chosen, schema_digest, algorithm, key)):
         part = parse(bytes(row[_STATE_COLUMN]))
-        if part.schema != schema:  # the executors' Arrow types must give the driver's canonical schema
-            raise StateError(f"a partition's rows arrived as {part.schema}, not {schema} as the Spark schema says; "
-                             f"the jar-free path cannot hash this DataFrame exactly")
+        checked_part_schema(part.schema, schema)
         total = total.merge(part)
     return total
 
