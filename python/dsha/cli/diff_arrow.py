@@ -15,8 +15,8 @@ from typing import Any, Dict, Optional
 from dsha.cli import exit_codes
 from dsha.cli.args import ENGINES
 from dsha.cli.diff import column_list, jsonable, print_text
-from dsha.cli.engine import ARROW_AUTO_FORMATS, ARROW_FORMATS, arrow_as_asked, arrow_installed
-from dsha.core.paths import format_of, is_glob, local_path
+from dsha.cli.engine import ARROW_AUTO_FORMATS, arrow_as_asked, arrow_cannot_read, arrow_installed
+from dsha.core.paths import format_of, local_path
 from dsha.dependencies import install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
@@ -34,16 +34,7 @@ def add_options(d: argparse.ArgumentParser) -> None:
 def _why_not_arrow(args: argparse.Namespace) -> Optional[str]:
     if args.key:
         return "--key pairs rows with the Spark engine"
-    for source in (args.left, args.right):
-        local = None if source.startswith("table:") else local_path(source)
-        if local is None:
-            return f"the Arrow engine reads local files; {source} is not one"
-        if is_glob(local):
-            return f"the Arrow engine reads a file or a directory, not a pattern: {source}"
-        fmt = format_of(source, args.format, args.force, note=False)
-        if fmt not in ARROW_FORMATS:
-            return f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not {fmt} ({source})"
-    return None
+    return arrow_cannot_read([args.left, args.right], args)
 
 
 def session_running() -> bool:

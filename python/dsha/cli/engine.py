@@ -7,7 +7,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from dsha.cli.args import algorithm_args
 from dsha.core.fingerprint import Fingerprint
@@ -16,8 +16,8 @@ from dsha.dependencies import arrow_installed, install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
 
-__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_as_asked", "arrow_fingerprint", "arrow_installed", "choose",
-           "has_manifest"]
+__all__ = ["ARROW_AUTO_FORMATS", "ARROW_FORMATS", "arrow_as_asked", "arrow_cannot_read", "arrow_fingerprint",
+           "arrow_installed", "choose", "has_manifest"]
 
 # What the Arrow engine reads (dsha.arrow), and what `--engine auto` gives it: the typed formats, whose column types
 # Spark and Arrow read alike (CSV and JSON types are inferred differently by each: arrow only when asked for).
@@ -48,6 +48,20 @@ def _format(source: str, args: argparse.Namespace) -> str:
     return format_of(source, args.format, getattr(args, "force", False), note=False)
 
 
+def arrow_cannot_read(sources: Sequence[Optional[str]], args: argparse.Namespace) -> Optional[str]:
+    """Why the Arrow engine cannot read one of ``sources`` (a table, a path that is not local, a pattern, a format it
+    has no reader for), or None when it can read them all."""
+    for source in sources:
+        local = None if source is None or source.startswith("table:") else local_path(source)
+        if source is None or local is None:
+            return f"the Arrow engine reads local files; {source} is not one"
+        if is_glob(local):
+            return f"the Arrow engine reads a file or a directory, not a pattern: {source}"
+        if _format(source, args) not in ARROW_FORMATS:
+            return f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not {_format(source, args)} ({source})"
+    return None
+
+
 def choose(args: argparse.Namespace) -> str:
     """The engine a hash or compare runs on: what --engine says, or for auto, arrow when it can read every source
     and nothing asks for Spark (a --master, a --conf, a table, per-file states), spark otherwise."""
@@ -58,17 +72,7 @@ def choose(args: argparse.Namespace) -> str:
     tamper_evident = bool(args.secure or args.key_file)
     if tamper_evident and not installed("cryptography"):
         why_not = f"--secure and --key-file on the Arrow engine need AES from cryptography: {install_hint('arrow')}"
-    for source in sources:
-        if why_not:
-            break
-        local = None if source is None or source.startswith("table:") else local_path(source)
-        if source is None or local is None:
-            why_not = f"the Arrow engine reads local files; {source} is not one"
-        elif is_glob(local):
-            why_not = f"the Arrow engine reads a file or a directory, not a pattern: {source}"
-        elif _format(source, args) not in ARROW_FORMATS:
-            why_not = (f"the Arrow engine reads {', '.join(sorted(ARROW_FORMATS))}, not "
-                       f"{_format(source, args)} ({source})")
+    why_not = why_not or arrow_cannot_read(sources, args)
     if args.engine == "arrow":
         return arrow_as_asked(why_not)
     if args.engine == "spark":
