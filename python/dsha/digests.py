@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Sequence, Tuple, Union
 
 from dsha.core.fingerprint import Comparison, Fingerprint
+from dsha.core.names import Names, name_list
 from dsha.jarfree.engine import engine_for
 from dsha.spark import digests as jvm
-from dsha.spark.frames import session_of
+from dsha.spark.frames import excluding, session_of
 from dsha.spark.keys import Key
 
 if TYPE_CHECKING:
@@ -33,11 +34,25 @@ def _names(cols: Tuple[ColumnOrName, ...], columns: Columns) -> Optional[List[Co
     return chosen or None
 
 
+def _excluded(df: DataFrameLike, cols: Tuple[ColumnOrName, ...], columns: Columns, exclude: Names
+              ) -> Optional[DataFrameLike]:
+    """``df``'s chosen columns (``cols`` or ``columns``, default all) without ``exclude``, as one DataFrame; None when
+    nothing is excluded. The rule: :func:`dsha.core.names.without_excluded`."""
+    if not name_list(exclude, "exclude"):
+        return None
+    chosen = name_list(jvm.columns_of(cols, columns), "columns= with exclude=")  # type: ignore[arg-type]
+    return excluding(exclude, [df], ["the DataFrame"], chosen or None)[0]
+
+
 def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None, exact: bool = True,
                 algorithm: Optional[str] = None, key: Optional[Key] = None,
-                engine: Optional[str] = None) -> Fingerprint:
+                engine: Optional[str] = None, exclude: Names = None) -> Fingerprint:
     # session_of: not a Spark DataFrame is a TypeError naming the right call
-    if engine_for(session_of(df, "dsha.fingerprint"), engine) == "jvm":
+    session = session_of(df, "dsha.fingerprint")
+    without = _excluded(df, cols, columns, exclude)
+    if without is not None:
+        df, cols, columns = without, (), None
+    if engine_for(session, engine) == "jvm":
         return jvm.fingerprint(df, *cols, columns=columns, exact=exact, algorithm=algorithm, key=key)
     _python_path("dsha.fingerprint", exact)
     from dsha.jarfree import digests
@@ -46,9 +61,10 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
 
 
 def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = None, key: Optional[Key] = None,
-          engine: Optional[str] = None) -> Comparison:
-    session_of(right, "dsha.equal")
-    if engine_for(session_of(left, "dsha.equal"), engine) == "jvm":
+          engine: Optional[str] = None, exclude: Names = None) -> Comparison:
+    session, _ = session_of(left, "dsha.equal"), session_of(right, "dsha.equal")
+    left, right = excluding(exclude, [left, right], ["left", "right"])
+    if engine_for(session, engine) == "jvm":
         return jvm.equal(left, right, algorithm=algorithm, key=key)
     from dsha.jarfree import digests
 
@@ -56,19 +72,33 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
 
 
 def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] = None, key: Optional[Key] = None,
-          engine: Optional[str] = None) -> bytes:
-    if engine_for(session_of(df, "dsha.state"), engine) == "jvm":
+          engine: Optional[str] = None, exclude: Names = None) -> bytes:
+    session = session_of(df, "dsha.state")
+    without = _excluded(df, (), columns, exclude)
+    if without is not None:
+        df, columns = without, None
+    if engine_for(session, engine) == "jvm":
         return jvm.state(df, columns, algorithm=algorithm, key=key)
     from dsha.jarfree import digests
 
     return digests.state(df, _names((), columns), algorithm, key)  # type: ignore[arg-type]
 
 
-fingerprint.__doc__ = (jvm.fingerprint.__doc__ or "") + """
+_EXCLUDE = """
+    ``exclude``: columns left out (a name or a list), such as audit columns (``_ingested_at``): the digest is the
+    one of ``df.drop(*exclude)``. With ``columns``, the given columns without the excluded ones. A name no column
+    has is a ``ValueError`` with the closest names; leaving out every column is one too."""
+
+fingerprint.__doc__ = (jvm.fingerprint.__doc__ or "") + _EXCLUDE + """
+
     ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: Python on the executors, every algorithm; a key travels to
     the executors pickled in the Python function, see :mod:`dsha.jarfree.keys`) or ``"auto"`` (default: the session
     setting ``spark.dsha.engine``, else the jar when the session has it)."""
 equal.__doc__ = (jvm.equal.__doc__ or "") + """
+    ``exclude``: columns left out of both sides (audit columns such as ``_ingested_at``), each dropped from the sides
+    that have it: ``dsha.equal(a, b, exclude=["_ingested_at"])`` is ``dsha.equal(a.drop(...), b.drop(...))``. A name
+    neither side has is a ``ValueError`` with the closest names.
+
     ``engine`` as in :func:`fingerprint`."""
 state.__doc__ = (jvm.state.__doc__ or "") + """
-    ``engine`` as in :func:`fingerprint`."""
+    ``exclude`` as in :func:`fingerprint`; ``engine`` as in :func:`fingerprint`."""

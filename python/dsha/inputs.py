@@ -158,24 +158,27 @@ def _hadoop_state(state: State) -> Optional[str]:
 
 def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: Optional[Sequence[str]] = None,
                       exact: bool = True, algorithm: Optional[str] = None, key: Optional[Key] = None,
-                      state: State = None, update_manifest: bool = False, use_cache: bool = True) -> Fingerprinted:
+                      state: State = None, update_manifest: bool = False, use_cache: bool = True,
+                      exclude: Optional[Sequence[str]] = None) -> Fingerprinted:
     """The fingerprint of an input, taken the cheapest way that gives the same digest (see the module's text).
 
     ``state``: the per-file state cache (read, then rewritten) of files, a Delta or an Iceberg table;
-    ``update_manifest``: write the manifest beside plain files; ``use_cache=False``: read every file."""
+    ``update_manifest``: write the manifest beside plain files; ``use_cache=False``: read every file; ``exclude``:
+    columns left out (as ``dsha.fingerprint(df, exclude=...)``: every row read)."""
     if is_dataframe(x):
         df: Any = x
         if columns:
             df = df.select(*columns)
-        return Fingerprinted("dataframe", None, None, fingerprint(df, exact=exact, algorithm=algorithm, key=key))
+        return Fingerprinted("dataframe", None, None, fingerprint(df, exact=exact, algorithm=algorithm, key=key,
+                                                                  exclude=exclude))
     assert isinstance(x, (Table, Path))
-    whole = not columns and algorithm is None and key is None  # what per-file states can digest
+    whole = not columns and not exclude and algorithm is None and key is None  # what per-file states can digest
     if isinstance(x, Table):
         if whole and is_iceberg(spark, x):
             r = fingerprint_iceberg(_need(spark, x.key), x.name, exact=exact, state=_local_state(state),
                                     use_cache=use_cache)
             return Fingerprinted("table", x.name, None, r.fingerprint, r if exact else None)
-        fp = fingerprint(load(spark, x, columns), exact=exact, algorithm=algorithm, key=key)
+        fp = fingerprint(load(spark, x, columns), exact=exact, algorithm=algorithm, key=key, exclude=exclude)
         return Fingerprinted("table", x.name, None, fp)
     check_local(x.path)
     fmt = format_of(x.path, x.format, x.force)
@@ -188,7 +191,8 @@ def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: O
     per_file = (whole and exact and (not is_connect(session) or update_manifest) and not literal
                 and (state is not None or (fmt != "delta" and not is_glob(x.path))))
     if not per_file:
-        fp = fingerprint(load(session, Path(x.path, fmt, x.force), columns), exact=exact, algorithm=algorithm, key=key)
+        fp = fingerprint(load(session, Path(x.path, fmt, x.force), columns), exact=exact, algorithm=algorithm, key=key,
+                         exclude=exclude)
         return Fingerprinted("path", x.path, fmt, fp)
     if fmt == "delta":
         r = fingerprint_delta(session, x.path, state=_local_state(state), use_cache=use_cache)

@@ -269,7 +269,7 @@ def test_bad_arguments_name_the_column_or_setting(spark):
                          ({"check_row_order": True}, "check_row_order=True is not applicable"),
                          ({"key": "nope"}, "key column nope is not a column of actual"),
                          ({"columns": ["id", "nope"]}, "column nope is not a column of actual"),
-                         ({"exclude": "nope"}, "excluded column nope is a column of neither table"),
+                         ({"exclude": "nope"}, "excluded column nope is not a column of actual or expected"),
                          ({"max_rows": 16}, "max_rows must be an int from 0 to 15")]:
         with pytest.raises((ValueError, TypeError), match=text):
             assert_equal(df, df, **kwargs)

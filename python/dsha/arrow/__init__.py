@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from dsha.arrow._encode import encode_columns, hash_rows
 from dsha.arrow._murmur import digests_to_bytes, prefix_state, sum128
-from dsha.arrow._sources import DEFAULT_BATCH_SIZE, _select, column_names, to_batches
+from dsha.arrow._sources import DEFAULT_BATCH_SIZE, _select, chosen_columns, column_names, to_batches
 from dsha.arrow._types import schema_string
 from dsha.core.algorithms import DEFAULT as ALGORITHM
 from dsha.core.algorithms import algorithm_id
@@ -102,7 +102,8 @@ def _threads() -> int:
 
 def _state(obj: Any, columns: Optional[Sequence[str]], format: Optional[str], batch_size: Optional[int],
            partitioning: Optional[str], progress: Optional[Callable[[int], None]] = None,
-           algorithm: Optional[str] = None, key: Any = None) -> DigestState:
+           algorithm: Optional[str] = None, key: Any = None, exclude: Any = None) -> DigestState:
+    columns = chosen_columns(obj, columns, exclude, format, partitioning)
     chosen = algorithm_id(algorithm, key)
     if chosen != ALGORITHM:  # the tamper-evident ones (SPEC.md §16): dsha.arrow._secure
         from dsha.arrow._secure import secure_state
@@ -138,21 +139,27 @@ def _state(obj: Any, columns: Optional[Sequence[str]], format: Optional[str], ba
 def state(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
           batch_size: Optional[int] = None, partitioning: Optional[str] = None,
           progress: Optional[Callable[[int], None]] = None, algorithm: Optional[str] = None,
-          key: Any = None) -> bytes:
+          key: Any = None, exclude: Optional[Sequence[str]] = None) -> bytes:
     """The digest state (SPEC.md §11) of ``obj``'s rows over the given columns (default all). ``progress`` is
     called with the number of rows hashed so far, after each batch. ``algorithm``/``key``: as ``dsha.fingerprint``
-    takes them (SPEC.md §16; a keyed state merges and finalises without its key)."""
-    return _state(obj, columns, format, batch_size, partitioning, progress, algorithm, key).to_bytes()
+    takes them (SPEC.md §16; a keyed state merges and finalises without its key). ``exclude``: columns left out (a
+    name or a list), as ``dsha.fingerprint(df, exclude=...)`` leaves them out: the state of the input without them
+    (with ``columns``, of those columns without them); an excluded name the input does not have is a ``ValueError``
+    with the closest names."""
+    return _state(obj, columns, format, batch_size, partitioning, progress, algorithm, key, exclude).to_bytes()
 
 
 def fingerprint(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,
                 batch_size: Optional[int] = None, partitioning: Optional[str] = None,
                 progress: Optional[Callable[[int], None]] = None, algorithm: Optional[str] = None,
-                key: Any = None) -> Fingerprint:
+                key: Any = None, exclude: Optional[Sequence[str]] = None) -> Fingerprint:
     """The fingerprint (SPEC.md §6): the same fields and values as Spark's ``dsha_fingerprint``. ``progress`` is
-    called with the number of rows hashed so far, after each batch. ``algorithm``/``key``: as in :func:`state`."""
+    called with the number of rows hashed so far, after each batch. ``algorithm``/``key``/``exclude``: as in
+    :func:`state` (``fingerprint(t, exclude=["_ingested_at"])`` is
+    ``fingerprint(t.drop_columns(["_ingested_at"]))``)."""
     return Fingerprint.from_state(state(obj, columns, format=format, batch_size=batch_size,
-                                        partitioning=partitioning, progress=progress, algorithm=algorithm, key=key))
+                                        partitioning=partitioning, progress=progress, algorithm=algorithm, key=key,
+                                        exclude=exclude))
 
 
 def logical_hash(obj: Any, columns: Optional[Sequence[str]] = None, *, format: Optional[str] = None,

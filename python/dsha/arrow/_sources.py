@@ -10,6 +10,7 @@ from dsha.arrow._csv import csv_batches
 from dsha.arrow._int96 import as_instants, check_days, check_exact, checked, dataset_leaves
 from dsha.arrow._json import json_batches
 from dsha.arrow._types import check_name
+from dsha.core.names import name_list, without_excluded
 from dsha.core.paths import data_files, detect
 from dsha.errors import UsageError, warn
 
@@ -297,6 +298,27 @@ def to_batches(obj: Any, columns: Optional[Sequence[str]] = None, format: Option
     raise TypeError(f"dsha.arrow cannot read a {type(obj).__module__}.{type(obj).__name__}: pass a pyarrow Table, "
                     f"RecordBatch, RecordBatchReader or Dataset, a pandas or polars DataFrame, or a path to "
                     f"Parquet/ORC/CSV/JSON/Arrow IPC files")
+
+
+def input_names(obj: Any, format: Optional[str] = None, partitioning: Optional[str] = None) -> List[str]:
+    """The top-level column names of an input: a path's from its files (:func:`column_names`), anything else's from
+    its Arrow schema (no batch read)."""
+    if isinstance(obj, (str, os.PathLike)):
+        return column_names(obj, format, partitioning)
+    return list(to_batches(obj, None)[0].names)
+
+
+def chosen_columns(obj: Any, columns: Optional[Sequence[str]], exclude: Any, format: Optional[str] = None,
+                   partitioning: Optional[str] = None) -> Optional[Sequence[str]]:
+    """The columns of ``obj`` to hash: ``columns`` (default all) without those ``exclude`` names (the rule of
+    :func:`dsha.core.names.without_excluded`); ``columns`` itself when nothing is excluded."""
+    if not name_list(exclude, "exclude"):
+        return columns
+    if isinstance(columns, str):
+        columns = [columns]
+    kept = without_excluded(exclude, [("the input", input_names(obj, format, partitioning))], columns)
+    assert kept is not None
+    return kept[0]
 
 
 def _select(schema: pa.Schema, columns: Optional[Sequence[str]]) -> List[str]:

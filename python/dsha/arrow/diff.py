@@ -18,11 +18,12 @@ import numpy as np
 import pyarrow as pa
 
 import dsha.arrow
-from dsha.arrow._sources import to_batches
+from dsha.arrow._sources import input_names, to_batches
 from dsha.arrow._types import canonical_type, schema_string
 from dsha.arrow.sketch import build, digests_and_words, rows_in
 from dsha.core.algorithms import DEFAULT as ALGORITHM
 from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain
+from dsha.core.names import name_list, without_excluded
 from dsha.core.sketch import Decoded, Sketch, decode_smallest
 from dsha.core.sketch_sizes import fallback_method, next_size, sketch_method
 from dsha.errors import DiffError, DshaWarning
@@ -176,10 +177,18 @@ def _rows(side: _Input, wanted: Dict[bytes, int], words: Optional[np.ndarray]) -
 
 def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, column_digests: bool = False,
          cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS, left_options: Optional[Dict[str, Any]] = None,
-         right_options: Optional[Dict[str, Any]] = None) -> ArrowDiff:
+         right_options: Optional[Dict[str, Any]] = None, exclude: Optional[Sequence[str]] = None) -> ArrowDiff:
     """Compares two Arrow inputs (anything :func:`dsha.arrow.fingerprint` reads) row by row, without a key.
-    ``left_options`` / ``right_options``: the reader options of each side (``format``, ``partitioning``, ...)."""
-    a, b = _Input(left, columns, dict(left_options or {})), _Input(right, columns, dict(right_options or {}))
+    ``left_options`` / ``right_options``: the reader options of each side (``format``, ``partitioning``, ...).
+    ``exclude``: columns left out, each dropped from the sides that have it, as ``dsha.diff(..., exclude=...)``
+    leaves them out (a name neither side has is a ``ValueError`` with the closest names)."""
+    options = dict(left_options or {}), dict(right_options or {})
+    chosen = [columns, columns]
+    if name_list(exclude, "exclude"):
+        names = [input_names(x, o.get("format"), o.get("partitioning")) for x, o in zip((left, right), options)]
+        chosen = without_excluded(exclude, [("left", names[0]), ("right", names[1])],  # type: ignore[assignment]
+                                  [columns] if isinstance(columns, str) else columns)
+    a, b = _Input(left, chosen[0], options[0]), _Input(right, chosen[1], options[1])
     if schema_string(a.schema) != schema_string(b.schema):
         return ArrowDiff(False, None, None, None, None, method="schema",
                          schema_difference=_schema_changes(a.schema, b.schema))

@@ -14,8 +14,8 @@ from dsha.core.paths import check_local, format_of
 from dsha.errors import UsageError
 from dsha.inputs import Path, Table
 
-__all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_conf", "check_sources", "columns",
-           "source_input", "validate_digest_options"]
+__all__ = ["ENGINES", "add_digest_options", "algorithm_args", "check_columns", "check_conf", "check_sources",
+           "columns", "excluded", "source_input", "validate_digest_options"]
 
 ENGINES = ("auto", "arrow", "spark")
 
@@ -46,6 +46,18 @@ def columns(args: argparse.Namespace) -> Optional[List[str]]:
     """``--columns a,b`` as a list, or None for all columns."""
     text = getattr(args, "columns", None)
     return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def excluded(args: argparse.Namespace) -> Optional[List[str]]:
+    """``--exclude a,b`` as a list, or None when nothing is left out."""
+    text = getattr(args, "exclude", None)
+    return [c.strip() for c in text.split(",") if c.strip()] if text else None
+
+
+def check_columns(args: argparse.Namespace) -> None:
+    """--columns chooses the columns and --exclude leaves some out: one of them (before Spark starts)."""
+    if getattr(args, "columns", None) and getattr(args, "exclude", None):
+        raise UsageError("--columns chooses the columns to hash and --exclude leaves columns out: give one of them")
 
 
 def add_digest_options(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     options.validate_digest_options(args)
+    options.check_columns(args)
     options.check_sources([args.left, args.right], args.format, args.force)
 
 
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     with dsha_warnings_printed():  # a note on sidecars left out: one line per path
         left, right = (load(spark, options.source_input(s, args.format, args.force), cols)
                        for s in (args.left, args.right))
-    cmp = equal(left, right, **options.algorithm_args(args))
+    cmp = equal(left, right, exclude=options.excluded(args), **options.algorithm_args(args))
     print_compare(args, "spark", cmp, time.time() - started)
     return _exit(cmp)
 

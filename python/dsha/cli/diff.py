@@ -11,7 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 from dsha.cli import exit_codes
-from dsha.cli.args import check_sources, source_input
+from dsha.cli.args import check_columns, check_sources, excluded, source_input
 from dsha.cli.output import dsha_warnings_printed
 from dsha.core.diff_table import WIDTH, rows_table
 from dsha.core.paths import local_path
@@ -61,6 +61,7 @@ def column_list(text: Optional[str]) -> Optional[List[str]]:
 
 def validate(args: argparse.Namespace) -> None:
     check_sources([args.left, args.right], args.format, args.force)
+    check_columns(args)
     if args.limit < 0:
         raise UsageError("--limit is a number of rows, 0 or more")
     if args.output:
@@ -108,7 +109,8 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     options: Dict[str, Any] = {"column_digests": args.column_digests}
     if args.max_cells is not None:
         options["max_cells"] = args.max_cells
-    with diff(left, right, key=column_list(args.key), columns=column_list(args.columns), **options) as d:
+    with diff(left, right, key=column_list(args.key), columns=column_list(args.columns), exclude=excluded(args),
+              **options) as d:
         seconds = time.time() - started
         # schemas that differ: no rows were compared (Diff.only_left/only_right say so)
         frames = {} if d.schema_difference else {"only_left": d.only_left, "only_right": d.only_right,

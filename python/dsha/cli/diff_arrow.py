@@ -13,7 +13,7 @@ import time
 from typing import Any, Dict, Optional
 
 from dsha.cli import exit_codes
-from dsha.cli.args import ENGINES
+from dsha.cli.args import ENGINES, excluded
 from dsha.cli.diff import column_list, jsonable, print_text
 from dsha.cli.engine import ARROW_AUTO_FORMATS, arrow_as_asked, arrow_cannot_read, arrow_installed
 from dsha.core.paths import format_of, local_path
@@ -89,7 +89,8 @@ def run_arrow(args: argparse.Namespace) -> int:
         extra: Dict[str, Any] = {"column_digests": args.column_digests}
         if args.max_cells is not None:
             extra["max_cells"] = args.max_cells
-        d = diff(paths[0], paths[1], columns, left_options=options[0], right_options=options[1], **extra)
+        d = diff(paths[0], paths[1], columns, left_options=options[0], right_options=options[1],
+                 exclude=excluded(args), **extra)
     seconds = time.time() - started
     frames = {} if d.schema_difference else {"only_left": d.only_left, "only_right": d.only_right}
     if args.output and frames:

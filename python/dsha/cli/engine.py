@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from dsha.cli.args import algorithm_args
+from dsha.cli.args import algorithm_args, excluded
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
 from dsha.dependencies import arrow_installed, install_hint, installed
@@ -112,7 +112,8 @@ def arrow_fingerprint(source: str, args: argparse.Namespace) -> Tuple[Fingerprin
         def progress(rows: int) -> None:
             print(f"\rdsha: {rows:,} rows hashed ({time.time() - started:.1f} s)", end="", file=sys.stderr,
                   flush=True)
-    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress, **algorithm_args(args))
+    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress, exclude=excluded(args),
+                                **algorithm_args(args))
     if progress is not None:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     return fp, time.time() - started

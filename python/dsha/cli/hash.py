@@ -9,8 +9,10 @@ from dsha.cli import exit_codes
 from dsha.cli.args import (
     add_digest_options,
     algorithm_args,
+    check_columns,
     check_sources,
     columns,
+    excluded,
     source_input,
     validate_digest_options,
 )
@@ -44,7 +46,8 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
 def _plain_path(args: argparse.Namespace) -> bool:
     """A PATH that per-file states can digest: a directory or a file (not a pattern, not a table, no glob character
     in its name: the per-file route gives Spark's reader the path unescaped), all columns."""
-    return not (args.table or args.columns or args.path.startswith("table:") or has_glob_characters(args.path))
+    return not (args.table or args.columns or args.exclude or args.path.startswith("table:")
+                or has_glob_characters(args.path))
 
 
 def validate(args: argparse.Namespace) -> None:
@@ -54,14 +57,16 @@ def validate(args: argparse.Namespace) -> None:
     if args.approximate and (args.state or args.update_manifest or args.no_cache):
         raise UsageError("--approximate reads no data: it takes no --state, --update-manifest or --no-cache")
     validate_digest_options(args)
+    check_columns(args)
     if (args.secure or args.key_file) and (args.approximate or args.state or args.update_manifest):
         raise UsageError("--secure and --key-file hash every row: they take no --approximate, --state or "
                          "--update-manifest")
-    iceberg_state = bool(args.table) and args.state is not None and not args.update_manifest and not args.columns
+    iceberg_state = (bool(args.table) and args.state is not None and not args.update_manifest and not args.columns
+                     and not args.exclude)
     if (args.state or args.update_manifest) and not _plain_path(args) and not iceberg_state:
         raise UsageError("--state and --update-manifest need a PATH (a directory or a file, not a pattern, no "
                          "{}[]*?\\ in its name) and "
-                         "all columns (no --columns; --table only with --state, for an Iceberg table)")
+                         "all columns (no --columns or --exclude; --table only with --state, for an Iceberg table)")
     if not args.table:
         check_sources([args.path], args.format, args.force)
         fmt = format_of(args.path, args.format, args.force, note=False)
@@ -83,7 +88,7 @@ def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     with dsha_warnings_printed():
         r = fingerprint_input(spark, x, columns=columns(args), exact=not args.approximate, state=args.state,
                               update_manifest=args.update_manifest, use_cache=not args.no_cache,
-                              **algorithm_args(args))
+                              exclude=excluded(args), **algorithm_args(args))
     print_hash(args, "spark", r.fingerprint, time.time() - started, r.files, r.format)
     return exit_codes.OK
 

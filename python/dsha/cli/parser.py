@@ -74,6 +74,9 @@ def parser() -> argparse.ArgumentParser:
                         help="with --format: read a Delta or Iceberg table's directory as plain files (every file, "
                              "those its log removed included)")
     common.add_argument("--columns", help="comma-separated columns to hash (default: all)")
+    common.add_argument("--exclude", metavar="COL[,COL...]",
+                        help="comma-separated columns to leave out, such as audit columns (_ingested_at): the digest "
+                             "of the table without them; not with --columns")
     common.add_argument("--master", default=os.environ.get("DSHA_MASTER", "local[*]"),
                         help="Spark master (default: local[*], an embedded Spark; not used when the caller's "
                              "session is borrowed)")

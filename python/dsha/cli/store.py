@@ -62,8 +62,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def validate(args: argparse.Namespace) -> None:
     """What can be checked before Spark starts: the options and the local input paths."""
-    if args.columns:
-        raise UsageError(f"--columns is not supported by dsha {args.command}")
+    for option in ("columns", "exclude"):
+        if getattr(args, option):
+            raise UsageError(f"--{option} is not supported by dsha {args.command}")
     check_sources(args.inputs, args.format, args.force)
     if not args.store.startswith("table:") and local_path(args.store) is not None:  # a bad store: exit 2 at once
         st = open_store(args.store, create=getattr(args, "create_store", False))

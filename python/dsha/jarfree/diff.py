@@ -35,13 +35,15 @@ _SKETCH_SCHEMA = "i int, s binary"
 
 def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
          columns: Union[str, Sequence[str], None] = None, *, column_digests: bool = False, cells: int = DEFAULT_CELLS,
-         max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None) -> Diff:
+         max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None,
+         exclude: Union[str, Sequence[str], None] = None) -> Diff:
     if engine_for(session_of(left, "dsha.diff"), engine) == "jvm":
-        return jvm_diff(left, right, key, columns, column_digests=column_digests, cells=cells, max_cells=max_cells)
+        return jvm_diff(left, right, key, columns, column_digests=column_digests, cells=cells, max_cells=max_cells,
+                        exclude=exclude)
     if key:
         raise DiffError("dsha.diff(key=...) pairs rows by key with the jar's functions; on the jar-free path diff "
                         "without key= (the rows only on each side), or add the dsha jar (docs/getting-started.md)")
-    return run_diff(PYTHON, left, right, key, columns, column_digests, cells, max_cells)
+    return run_diff(PYTHON, left, right, key, columns, column_digests, cells, max_cells, exclude)
 
 
 diff.__doc__ = (jvm_diff.__doc__ or "") + """

@@ -19,6 +19,7 @@ from dsha.core.diff_html import render as render_html
 from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown, repr_text
 from dsha.core.diff_report import explain as explain_text
 from dsha.core.diff_table import rows_table
+from dsha.core.names import name_list
 from dsha.core.phases import timed
 from dsha.core.sketch_sizes import cells_for, fallback_method, next_size, sketch_method
 from dsha.core.sketch_sizes import valid_cells as _valid_cells
@@ -26,7 +27,7 @@ from dsha.dependencies import F, pyspark_types
 from dsha.errors import DiffError, DshaWarning
 from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
 from dsha.spark.diff_schema import SchemaDifference, in_layout_of, schema_difference
-from dsha.spark.frames import session_of
+from dsha.spark.frames import excluding, session_of
 from dsha.spark.session import ensure_loaded, session_settings, translate_errors
 
 if TYPE_CHECKING:
@@ -328,22 +329,27 @@ def _common_columns(left: DataFrameLike, schemas: SchemaDifference) -> List[str]
 
 def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
          columns: Union[str, Sequence[str], None] = None, *,
-         column_digests: bool = False, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS) -> Diff:
+         column_digests: bool = False, cells: int = DEFAULT_CELLS, max_cells: int = DEFAULT_MAX_CELLS,
+         exclude: Union[str, Sequence[str], None] = None) -> Diff:
     """Compares two DataFrames row by row, without a key: which rows are only on one side, how many times, and (with
     ``key=[...]``) which columns changed. Classic and Spark Connect sessions alike.
 
-    ``columns`` restricts the comparison to those columns. ``cells`` sizes the first sketch; when the difference is
+    ``columns`` restricts the comparison to those columns; ``exclude`` leaves columns out (audit columns such as
+    ``_ingested_at``), each dropped from the sides that have it, so the diff is the one of ``left.drop(...)`` and
+    ``right.drop(...)``; with ``columns``, the given columns without the excluded ones. An excluded name neither side
+    has, or a key column, is a ``ValueError``. ``cells`` sizes the first sketch; when the difference is
     larger, one more pass with a sketch sized from an estimate of the difference is made, up to ``max_cells``; beyond
     that the rows are matched by a join of per-digest counts, which is announced (``DshaWarning``, ``method``).
     ``column_digests=True`` also computes each column's digest in the first pass (``Diff.column_digests``: which
     columns differ, known before any row is read; one more hash per value, about the time of another ``dsha``).
     ``columns`` counts per column from the differing rows, exactly, either way.
     """
-    return run_diff(JAR, left, right, key, columns, column_digests, cells, max_cells)
+    return run_diff(JAR, left, right, key, columns, column_digests, cells, max_cells, exclude)
 
 
 def run_diff(passes: Passes, left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None],
-             columns: Union[str, Sequence[str], None], column_digests: bool, cells: int, max_cells: int) -> Diff:
+             columns: Union[str, Sequence[str], None], column_digests: bool, cells: int, max_cells: int,
+             exclude: Union[str, Sequence[str], None] = None) -> Diff:
     """What every diff does, on the jar or without it (``passes``): the arguments checked, the columns chosen, the
     schemas compared, the right in the left's layout, then the passes."""
     session_of(left, "dsha.diff")  # not a Spark DataFrame: a TypeError naming the right call
@@ -365,6 +371,9 @@ def run_diff(passes: Passes, left: DataFrameLike, right: DataFrameLike, key: Uni
                 raise DiffError(f"no column {', '.join(missing)} on the {side} (columns: {', '.join(df.columns)})")
         if key:
             columns = key + [c for c in columns if c not in key]
+    if name_list(exclude, "exclude"):  # the columns (all, or those of columns=) without the excluded ones
+        left, right = excluding(exclude, [left, right], ["left", "right"], columns, key or ())
+    elif columns is not None:
         left, right = left.select(*map(quoted, columns)), right.select(*map(quoted, columns))
     if key:
         for side, df in (("left", left), ("right", right)):

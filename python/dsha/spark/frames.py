@@ -4,12 +4,14 @@ AttributeError about ``sparkSession`` that reads like a PySpark bug."""
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence
+
+from dsha.core.names import Names, without_excluded
 
 if TYPE_CHECKING:
-    from dsha.spark.types import SparkSessionLike
+    from dsha.spark.types import DataFrameLike, SparkSessionLike
 
-__all__ = ["session_of"]
+__all__ = ["excluding", "session_of"]
 
 # What each call is, by the engine that takes the object: (the Arrow engine's call, or None; the Spark way in)
 _ARROW_CALL = {"dsha.fingerprint": "dsha.arrow.fingerprint({x})",
@@ -43,3 +45,14 @@ def _wrong_input(obj: Any, call: str) -> str:
     arrow = _ARROW_CALL.get(call)
     without_spark = f"; without Spark, the Arrow engine: {arrow.format(x=arg)}" if arrow else ""
     return f"{call} takes a Spark DataFrame, not {what}: {spark_way}{without_spark}"
+
+
+def excluding(exclude: Names, frames: Sequence[DataFrameLike], sides: Sequence[str],
+              columns: Optional[Sequence[str]] = None, key: Sequence[str] = ()) -> List[DataFrameLike]:
+    """``frames`` without the columns ``exclude`` names (``columns``, when given, without them), each a ``select``;
+    the frames as they are when nothing is excluded. The rule and its errors: :func:`dsha.core.names.without_excluded`
+    (``sides`` are the frames' names in its messages: ``"the DataFrame"``, ``"left"``, ``"right"``)."""
+    kept = without_excluded(exclude, [(side, df.columns) for side, df in zip(sides, frames)], columns, key)
+    if kept is None:
+        return list(frames)
+    return [df.select(*["`" + c.replace("`", "``") + "`" for c in names]) for df, names in zip(frames, kept)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Tuple, Union
 
 import dsha
+from dsha.spark.frames import excluding
 from dsha.testing.report import MAX_ROWS_SHOWN, report, schema_report
 from dsha.testing.tolerance import TolerancesLike, beyond_tolerance, describe, resolve
 
@@ -29,23 +30,18 @@ def _check_columns(what: str, names: Sequence[str], actual: Any, expected: Any) 
 
 
 def _chosen(actual: Any, expected: Any, key: list, columns: Names, exclude: Names) -> Tuple[Any, Any]:
-    """Both sides restricted to ``columns`` (the key's first), without ``exclude`` (where a side has them)."""
-    chosen, dropped = _names(columns), _names(exclude)
+    """Both sides restricted to ``columns`` (the key's first), without ``exclude`` (where a side has them): the rule
+    of ``exclude=`` in ``dsha.fingerprint``, ``dsha.equal`` and ``dsha.diff`` (``dsha.spark.frames.excluding``)."""
+    chosen = _names(columns)
     _check_columns("column", chosen, actual, expected)
     _check_columns("key column", key, actual, expected)
-    unknown = [c for c in dropped if c not in actual.columns and c not in expected.columns]
-    if unknown:
-        raise ValueError(f"excluded column {', '.join(unknown)} is a column of neither table")
-    if set(dropped) & set(key):
-        raise ValueError(f"key column {', '.join(c for c in key if c in dropped)} is excluded")
-    if not chosen and not dropped:
+    picked = key + [c for c in chosen if c not in key] if chosen else None
+    if _names(exclude):
+        left, right = excluding(exclude, [actual, expected], ["actual", "expected"], picked, key)
+        return left, right
+    if picked is None:
         return actual, expected
-    picked = lambda df: [c for c in (key + [c for c in chosen if c not in key] if chosen else df.columns)
-                         if c not in dropped]
-    for side, df in (("actual", actual), ("expected", expected)):
-        if not picked(df):
-            raise ValueError(f"no column of {side} is left to compare")
-    select = lambda df: df.select(*["`" + c.replace("`", "``") + "`" for c in picked(df)])
+    select = lambda df: df.select(*["`" + c.replace("`", "``") + "`" for c in picked])
     return select(actual), select(expected)
 
 
