@@ -246,9 +246,11 @@ def skip_if_unchanged(name: Optional[str] = None, inputs: Optional[Union[Inputs,
 
     ``inputs`` are fixed, or a function of the call's arguments (``inputs=lambda df: {"events": df}``); the
     arguments themselves are not compared. ``name`` defaults to the function's module and qualified name. The code
-    version is ``version`` when given, else ``code_version(func)``: a digest of the function's own source that
-    ignores comments, docstrings, formatting and decorators, but not the functions it calls (bump ``version=``
-    for those). Recording happens only when the function returns without an exception."""
+    version is ``version`` when given, else ``code_version(func)``: a digest of the function's source and of the
+    project's own functions, classes and module-level constants it reaches (transitively), with installed packages
+    by their version and SQL given to ``.sql(...)`` in a normal form; comments, docstrings, formatting and the
+    function's own decorators do not count. Where a source cannot be read it raises ValueError: pass ``version=``.
+    Recording happens only when the function returns without an exception."""
     if inputs is None or store is None:
         raise TypeError("skip_if_unchanged needs inputs= and store=")
 

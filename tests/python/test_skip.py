@@ -1,8 +1,9 @@
 """Skip-if-unchanged: what dsha.changed reports, when run_if_changed and skip_if_unchanged record (only after
-success), and the code version of a function (the same across formatting, comments and docstrings)."""
-import importlib.util
+success), and that a step's code version follows its helpers (the code version itself:
+tests/arrow/test_code_version.py)."""
+import importlib
 import os
-import textwrap
+import sys
 import uuid
 
 import pytest
@@ -125,71 +126,37 @@ def test_skip_if_unchanged_decorator(spark, tmp_path):
     assert versioned.code_version == "v1" and calls[-1] == "v1"
 
 
-BASE = '''
-def step(rows, factor=2):
-    """Sums the rows, times factor."""
-    total = 0
-    for r in rows:  # every row
-        total += r * factor
-    return total
-'''
-SAME = {
-    "reformatted": '''
-def step(rows,
-         factor = 2):
-    total=0
-    for r in rows: total += r*factor
-    return (total)
-''',
-    "comments and docstring": '''
-# a comment before
-def step(rows, factor=2):
-    """Another docstring.
+HELPER = "def rows(n):\n    return n * 2\n"
+STEP = """
+import cv_e2e_helper
 
-    Longer."""
-    # a comment
-    total = 0
-    for r in rows:
-        total += r * factor  # another comment
-    return total
-''',
-    "decorated and indented": '''
-import functools
-class Holder:
-    @functools.lru_cache()
-    def step(rows, factor=2):
-        total = 0
-        for r in rows:
-            total += r * factor
-        return total
-''',
-}
-OTHER = {
-    "an operator": BASE.replace("r * factor", "r + factor"),
-    "a default": BASE.replace("factor=2", "factor=3"),
-    "a statement": BASE.replace("    return total", "    total += 1\n    return total"),
-    "a string": BASE.replace("return total", "return str(total) + 'x'"),
-}
+def step():
+    return cv_e2e_helper.rows(3)
+"""
 
 
-def load(tmp_path, source):
-    path = tmp_path / f"m_{uuid.uuid4().hex}.py"
-    path.write_text(textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Holder.step if hasattr(module, "Holder") else module.step
+def test_skip_if_unchanged_reruns_after_a_helper_changed(spark, tmp_path, monkeypatch):
+    """The code version follows the step into a helper of another module (the whole, Spark-free, in
+    tests/arrow/test_code_version.py): a changed helper re-runs the step, a reformatted one does not."""
+    store = str(tmp_path / "store")
 
+    def decorated(helper):
+        root = tmp_path / uuid.uuid4().hex
+        root.mkdir()
+        (root / "cv_e2e_helper.py").write_text(helper)
+        (root / "cv_e2e_step.py").write_text(STEP)
+        for name in ("cv_e2e_helper", "cv_e2e_step"):
+            sys.modules.pop(name, None)
+        monkeypatch.syspath_prepend(str(root))
+        step = importlib.import_module("cv_e2e_step").step
+        return dsha.skip_if_unchanged(name="e2e", inputs={"t": spark.range(2)}, store=store)(step)
 
-def test_code_version(tmp_path):
-    base = dsha.code_version(load(tmp_path, BASE))
-    assert len(base) == 32 and base == dsha.code_version(load(tmp_path, BASE))
-    for case, source in SAME.items():
-        assert dsha.code_version(load(tmp_path, source)) == base, case
-    others = {case: dsha.code_version(load(tmp_path, source)) for case, source in OTHER.items()}
-    assert base not in others.values() and len(set(others.values())) == len(OTHER), others
-    with pytest.raises(ValueError, match="pass version="):
-        dsha.code_version(len)
+    runs = [decorated(HELPER)(), decorated("# reformatted\ndef rows( n ):\n    return n*2\n")(),
+            decorated(HELPER.replace("n * 2", "n * 3"))(), decorated(HELPER.replace("n * 2", "n * 3"))()]
+    assert runs == [6, None, 9, None]  # a skipped call returns None
+    monkeypatch.undo()
+    for name in ("cv_e2e_helper", "cv_e2e_step"):
+        sys.modules.pop(name, None)
 
 
 # Operations on a small table kept as Parquet files; the model is the list of rows and whether it has "extra".
