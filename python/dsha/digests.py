@@ -84,12 +84,10 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
     return digests.state(df, _names((), columns), algorithm, key)  # type: ignore[arg-type]
 
 
-_EXCLUDE = """
+fingerprint.__doc__ = (jvm.fingerprint.__doc__ or "") + """
     ``exclude``: columns left out (a name or a list), such as audit columns (``_ingested_at``): the digest is the
     one of ``df.drop(*exclude)``. With ``columns``, the given columns without the excluded ones. A name no column
-    has is a ``ValueError`` with the closest names; leaving out every column is one too."""
-
-fingerprint.__doc__ = (jvm.fingerprint.__doc__ or "") + _EXCLUDE + """
+    has is a ``ValueError`` with the closest names; leaving out every column is one too.
 
     ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: Python on the executors, every algorithm; a key travels to
     the executors pickled in the Python function, see :mod:`dsha.jarfree.keys`) or ``"auto"`` (default: the session
