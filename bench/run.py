@@ -14,6 +14,8 @@ The parent process generates the data and starts one child Python process (with 
             Arrow engine's rows/s in memory (bench/arrow_engine.py)
   check     (only with --phases check) `dsha check` unchanged on 2,000 and 100,000 rows of Parquet: a cold
             `--engine spark` process against `--engine auto` (the Arrow engine) (bench/check_engine.py)
+  testing   (only with --phases testing) dsha.testing.assert_equal against pyspark's assertDataFrameEqual and
+            chispa on equal and 3-row-different tables of 1M rows and lineitem (bench/testing_bench.py)
 
 Within a session, methods run round-robin (one timed run of each method per round), so drifting machine load hits
 every method alike; the reported figure is the median over rounds. The load average is recorded at every run.
@@ -36,7 +38,7 @@ from runner import run_child, worker
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
 # The phases in the order they run; --phases picks some (profile runs only with --profile).
-PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check"]
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check", "testing"]
 FILE_PHASES = {"write", "redigest"}
 
 
@@ -67,6 +69,8 @@ def parse_args():
     p.add_argument("--profile", action="store_true", help="also record a JFR profile of dsha(*) and aggregate it")
     p.add_argument("--profile-seconds", type=float, default=40)
     p.add_argument("--profile-expr", default="dsha(*)")
+    p.add_argument("--testing-cap", type=float, default=120,
+                   help="the testing phase: seconds an anchor may take on one case before it is stopped (default 120)")
     p.add_argument("--driver-memory", default="6g")
     p.add_argument("--parts", type=int, default=4, help="Parquet files per table (tpchgen-cli --parts)")
     p.add_argument("--out", default=None,
@@ -182,7 +186,7 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
-    phases = set(PHASES) - {"profile", "arrow", "check"} if args.phases is None else {
+    phases = set(PHASES) - {"profile", "arrow", "check", "testing"} if args.phases is None else {
         p.strip() for p in args.phases.split(",")}
     unknown = phases - set(PHASES)
     if unknown:
@@ -200,6 +204,14 @@ def main():
         import check_engine
 
         check_engine.main(sf, ensure_lineitem(sf, args.parts), args.rounds, tmpdir, args.out)
+        return
+    if "testing" in phases:
+        if phases != {"testing"}:
+            raise SystemExit("--phases testing runs on its own (it writes results-testing-sf<SF>)")
+        import testing_bench
+
+        testing_bench.main(sf, ensure_lineitem(sf, args.parts), args.testing_cap, tmpdir, args.out,
+                           args.driver_memory)
         return
     phases -= {p for p, off in (("suite", args.no_suite), ("parallel", args.no_parallel),
                                 ("scaling", args.no_scaling)) if off}
