@@ -16,6 +16,8 @@ The parent process generates the data and starts one child Python process (with 
             `--engine spark` process against `--engine auto` (the Arrow engine) (bench/check_engine.py)
   testing   (only with --phases testing) dsha.testing.assert_equal against pyspark's assertDataFrameEqual and
             chispa on equal and 3-row-different tables of 1M rows and lineitem (bench/testing_bench.py)
+  goals     (only with --phases goals) every row of issue 35's table in one session, as same-run ratios; with
+            --baseline-jar, before and after alternating (bench/goals.py)
 
 Within a session, methods run round-robin (one timed run of each method per round), so drifting machine load hits
 every method alike; the reported figure is the median over rounds. The load average is recorded at every run.
@@ -38,7 +40,7 @@ from runner import run_child, worker
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
 # The phases in the order they run; --phases picks some (profile runs only with --profile).
-PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check", "testing"]
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check", "goals", "testing"]
 FILE_PHASES = {"write", "redigest"}
 
 
@@ -47,7 +49,8 @@ def parse_args():
     p.add_argument("--sf", type=float, default=None, help="TPC-H scale factor for the main suite (default 1)")
     p.add_argument("--quick", action="store_true",
                    help="quick run: SF 0.1, 100k nested rows, scaling at 0.05/0.1, slow methods once")
-    p.add_argument("--rounds", type=int, default=3, help="timed rounds per method (median reported; default 3)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="timed rounds per method (median reported; default 3; goals: 5, --quick 3)")
     p.add_argument("--slow-rounds", type=int, default=None,
                    help="timed rounds for slow methods (exceptAll, sha2/to_json, pandas UDF); default = --rounds")
     p.add_argument("--warmup", type=int, default=1,
@@ -76,6 +79,10 @@ def parse_args():
     p.add_argument("--out", default=None,
                    help="results file stem (default bench/results/results-sf<SF>; results-files-sf<SF> when only "
                         "the write and redigest phases run)")
+    p.add_argument("--baseline-jar", default=None,
+                   help="goals phase: also run this (older) jar, alternating with the current one (before/after)")
+    p.add_argument("--alternations", type=int, default=None,
+                   help="goals phase: children per jar, alternating (default 2; --quick: 1)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--worker-out", help=argparse.SUPPRESS)
     return p.parse_args()
@@ -160,6 +167,8 @@ def run_profile(report, base, args, sf, lineitem, tmpdir):
 
 def main():
     args = parse_args()
+    if args.rounds is None and (args.phases or "").strip() != "goals":
+        args.rounds = 3
     if args.worker:
         with open(args.worker) as f:
             spec = json.load(f)
@@ -186,7 +195,7 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
-    phases = set(PHASES) - {"profile", "arrow", "check", "testing"} if args.phases is None else {
+    phases = set(PHASES) - {"profile", "arrow", "check", "goals", "testing"} if args.phases is None else {
         p.strip() for p in args.phases.split(",")}
     unknown = phases - set(PHASES)
     if unknown:
@@ -212,6 +221,19 @@ def main():
 
         testing_bench.main(sf, ensure_lineitem(sf, args.parts), args.testing_cap, tmpdir, args.out,
                            args.driver_memory)
+        return
+    if "goals" in phases:
+        if phases != {"goals"}:
+            raise SystemExit("--phases goals runs on its own (it writes results-goals-sf<SF>)")
+        import goals
+
+        # Issue 35's table is about SF 1 (and 1.5M-row diff sides): --quick keeps the data, runs fewer rounds.
+        sf = number(args.sf if args.sf is not None else 1.0)
+        base["rounds"] = args.rounds if args.rounds is not None else 3 if args.quick else 5
+        base["slow_rounds"] = args.slow_rounds if args.slow_rounds is not None else 1 if args.quick else 3
+        args.alternations = args.alternations or (1 if args.quick else 2)
+        report["config"].update(base, sf=sf)
+        goals.main(report, base, args, sf, ensure_lineitem(sf, args.parts), tmpdir)
         return
     phases -= {p for p, off in (("suite", args.no_suite), ("parallel", args.no_parallel),
                                 ("scaling", args.no_scaling)) if off}

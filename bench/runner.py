@@ -9,6 +9,7 @@ import time
 
 from common import HERE, log, loadavg
 from data import NESTED_SEED, has_files_table, make_files_table, make_nested
+from goals import goals_phase
 from methods import (PARALLEL_METHODS, SCALING_METHODS, FileChange, check, lineitem_methods, nested_methods,
                      redigest_methods, uncached, write_methods)
 from session import machine_info, spark_session
@@ -203,7 +204,7 @@ def redigest_phase(spark, runner, spec, out):
 
 
 PHASES = {"suite": suite_phase, "parallel": parallel_phase, "scaling": scaling_phase, "profile": profile_phase,
-          "write": write_phase, "redigest": redigest_phase}
+          "write": write_phase, "redigest": redigest_phase, "goals": goals_phase}
 
 
 def jvm_cpu_seconds(spark):
