@@ -13,28 +13,37 @@ Datasets are named as OpenLineage names them (its naming conventions): a local p
 absolute path; ``scheme://host/path`` is namespace ``scheme://host`` and the path (the object key for object
 stores); a table ``table:NAME`` is namespace ``table_namespace`` (default ``spark_catalog``: give the one your
 lineage backend uses, such as ``hive://host:port``) and ``NAME``. Needs openlineage-python (dsha's extra
-``openlineage``).
+``openlineage``). The facet, its schema and the names are defined in ``dsha.core.lineage_facet``, shared with the
+events dsha emits by itself when an OpenLineage client is configured (``dsha.core.lineage``: ``dsha.write`` and
+a store's ``record``).
 """
 from __future__ import annotations
 
-import json
-import os
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple, TypeVar, Union
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, List, Mapping, Optional, Tuple, TypeVar, Union
 
 from dsha.errors import MissingDependencyError, UsageError
 
 try:
     import attr
     from openlineage.client.event_v2 import Dataset, InputDataset, OutputDataset, RunEvent
-    from openlineage.client.facet_v2 import DatasetFacet
+
+    from dsha.core.lineage_facet import (
+        DEFAULT_TABLE_NAMESPACE,
+        FACET,
+        PRODUCER,
+        SCHEMA_FILE,
+        SCHEMA_URL,
+        DshaDatasetFacet,
+        dataset_name,
+        facet,
+        facet_schema,
+        input_name,
+        with_facet,
+    )
 except ImportError as e:
     raise MissingDependencyError(f"dsha.openlineage needs openlineage-python ({e}): pip install openlineage-python "
                                  "(dsha's extra openlineage)", name="openlineage") from None
-import dsha
-from dsha.core.algorithms import META_ALGORITHM
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
-from dsha.core.paths import local_path
 from dsha.inputs import Table
 from dsha.orchestrators import fingerprint_on
 from dsha.store import InputRecord, Record
@@ -45,74 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["FACET", "PRODUCER", "SCHEMA_FILE", "SCHEMA_URL", "DshaDatasetFacet", "attach", "dataset_name", "facet",
            "facet_schema", "input_dataset", "input_datasets", "output_dataset", "with_facet"]
 
-FACET = "dsha"
-# The facet schema's identifier (its "$id"), versioned as OpenLineage versions its facets; the document is
-# SCHEMA_FILE, shipped in the package (and in the repository: python/dsha/DshaDatasetFacet.json).
-SCHEMA_URL = "https://dsha.io/spec/openlineage/facets/1-0-0/DshaDatasetFacet.json#/$defs/DshaDatasetFacet"
-SCHEMA_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "DshaDatasetFacet.json")
-PRODUCER = f"https://dsha.io/python/{dsha.__version__}"
-DEFAULT_TABLE_NAMESPACE = "spark_catalog"
-_OBJECT_STORES = frozenset({"s3", "s3a", "s3n", "gs", "gcs"})
-
 D = TypeVar("D", bound=Dataset)
-
-
-@attr.define
-class DshaDatasetFacet(DatasetFacet):
-    """The dsha digest of a dataset as a run read or wrote it: equal digests, equal tables (SPEC.md). Its fields
-    are camelCase, as OpenLineage's are; :func:`facet` makes one from a fingerprint, produced by dsha."""
-
-    algorithm: str = attr.field(kw_only=True)
-    """the algorithm's id, such as ``dsha-v1``"""
-    digest: str = attr.field(kw_only=True)
-    """the final digest, as ``dsha(*)`` prints it"""
-    rowCount: int = attr.field(kw_only=True)
-    """the number of rows digested"""
-    exact: bool = attr.field(kw_only=True)
-    """true for a content digest; false for ``dsha-meta-v1``, an approximation from file or table metadata"""
-    schemaDigest: Optional[str] = attr.field(default=None, kw_only=True)
-    """SHA-256 of the canonical schema, hex"""
-    dshaVersion: str = attr.field(default=dsha.__version__, kw_only=True)
-    """the dsha release that computed the digest"""
-
-    @staticmethod
-    def _get_schema() -> str:
-        return SCHEMA_URL
-
-
-def facet(fingerprint: Fingerprint) -> DshaDatasetFacet:
-    """The facet of a fingerprint (``dsha.fingerprint``, ``dsha.arrow.fingerprint``, a store's record)."""
-    # attrs names the base's _producer `producer` in __init__ (the linting environment has no openlineage to show it)
-    return DshaDatasetFacet(producer=PRODUCER,  # type: ignore[call-arg]
-                            algorithm=fingerprint.algorithm, digest=fingerprint.digest, rowCount=fingerprint.rows,
-                            exact=fingerprint.algorithm != META_ALGORITHM,
-                            schemaDigest=fingerprint.schema_digest or None)
-
-
-def facet_schema() -> Dict[str, Any]:
-    """The facet's JSON schema (JSON Schema 2020-12; its ``$defs/DshaDatasetFacet`` extends OpenLineage's
-    ``DatasetFacet``)."""
-    with open(SCHEMA_FILE, encoding="utf-8") as f:
-        schema: Dict[str, Any] = json.load(f)
-    return schema
-
-
-def dataset_name(source: str, table_namespace: str = DEFAULT_TABLE_NAMESPACE) -> Tuple[str, str]:
-    """OpenLineage's ``(namespace, name)`` of a path or ``"table:NAME"`` (see the module)."""
-    if source.startswith("table:"):
-        return table_namespace, source[len("table:"):]
-    local = local_path(source)
-    if local is not None:
-        return "file", os.path.abspath(local)
-    parts = urlsplit(source)
-    path = parts.path.lstrip("/") if parts.scheme in _OBJECT_STORES else (parts.path or "/")
-    return f"{parts.scheme}://{parts.netloc}", path
-
-
-def with_facet(dataset: D, fingerprint: Fingerprint) -> D:
-    """A copy of ``dataset`` (an ``InputDataset``, ``OutputDataset``, ``Dataset``) with the ``dsha`` facet of
-    ``fingerprint`` among its facets (replacing one it had)."""
-    return attr.evolve(dataset, facets={**(dataset.facets or {}), FACET: facet(fingerprint)})
 
 
 def _fingerprint(data: Any, engine: str, spark: Optional[SparkSessionLike]) -> Fingerprint:
@@ -158,8 +100,7 @@ def output_dataset(data: Any, *, name: Optional[str] = None, namespace: Optional
 
 
 def _record_dataset(key: str, record: InputRecord, table_namespace: str) -> InputDataset:
-    ns, n = ("dsha", key) if record.source is None else dataset_name(
-        f"table:{record.source}" if record.kind == "table" else record.source, table_namespace)
+    ns, n = input_name(key, record.kind, record.source, table_namespace)
     return with_facet(InputDataset(namespace=ns, name=n), record.fingerprint)
 
 

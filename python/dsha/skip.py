@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 
 from dsha.core.code_version import code_version
 from dsha.core.fingerprint import Comparison
+from dsha.core.lineage import emit_recorded
 from dsha.dependencies import pyspark_sql
 from dsha.errors import DshaWarning
 from dsha.inputs import Input, Path, Table, as_input, fingerprint_input, is_dataframe
@@ -158,9 +159,12 @@ class Changes:
     def record(self) -> Record:
         """Records the fingerprints taken by ``changed`` (not new ones: an input that changed while the step ran
         shows as changed next time), stamped now, or just after the store's latest record when this clock is
-        behind it: the latest write wins, whatever the writers' clocks say."""
+        behind it: the latest write wins, whatever the writers' clocks say. With an OpenLineage client configured,
+        emits the record's inputs and their ``dsha`` facets (``dsha.core.lineage``)."""
         record = dataclasses.replace(self.current, recorded_ns=time.time_ns())
-        return self.store.put(record) or record
+        recorded = self.store.put(record) or record
+        emit_recorded(recorded.name, {k: (i.kind, i.source, i.fingerprint) for k, i in recorded.inputs.items()})
+        return recorded
 
 
 def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,

@@ -3,6 +3,7 @@ the ``dsha`` dataset facet in emitted events holds the digest that a second comp
 ``dsha.fingerprint``, the reference implementation of tests/reference), and validates against the facet's JSON
 schema as shipped in the package."""
 import json
+import os
 import uuid
 from datetime import UTC, datetime
 
@@ -170,3 +171,53 @@ def test_the_example_job_emits_the_digests_of_what_it_read_and_wrote(tmp_path, m
             validate(d["facets"])
         assert [d["facets"]["dsha"]["digest"] for d in datasets] == [digests["orders"], digests["kept"]][
             :len(datasets)]
+
+
+def test_write_and_record_emit_their_own_events_only_when_a_client_is_configured(spark, tmp_path, monkeypatch):
+    """dsha.write and a store's record emit by themselves when openlineage-python is configured (here by
+    OPENLINEAGE__TRANSPORT__* variables: the file transport): the written path as the output of job dsha.write, the
+    recorded inputs as the inputs of the recorded step, each with the dsha facet of the fingerprint returned or
+    recorded, valid against the schema. Without a configuration nothing is emitted; a transport that fails is one
+    warning for the process, and every result is the same."""
+    from dsha.core import lineage
+
+    for name in [k for k in os.environ if k.startswith("OPENLINEAGE")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no openlineage.yml in the working directory
+    monkeypatch.setenv("HOME", str(tmp_path))  # nor in ~/.openlineage
+    monkeypatch.setattr(lineage, "_warned", [])  # a warning of an earlier test would hide this one's
+    log = tmp_path / "events.jsonl"
+    df = spark.range(50).selectExpr("id", "id % 3 AS k")
+
+    quiet = dsha.write(df, str(tmp_path / "quiet"))
+    dsha.record({"quiet": str(tmp_path / "quiet")}, store=str(tmp_path / "store"), name="quiet_step")
+    assert not log.exists() and not lineage.configured()
+
+    for name, value in {"TYPE": "file", "LOG_FILE_PATH": log, "APPEND": "true"}.items():
+        monkeypatch.setenv(f"OPENLINEAGE__TRANSPORT__{name}", str(value))
+    monkeypatch.setenv("OPENLINEAGE_NAMESPACE", "nightly")
+    out = tmp_path / "out"
+    written = dsha.write(df, str(out))
+    recorded = dsha.record({"out": str(out), "frame": df}, store=str(tmp_path / "store"), name="daily_report")
+    write_event, record_event = emitted(log)
+    assert [(e["eventType"], e["job"]["namespace"], e["job"]["name"]) for e in (write_event, record_event)] == [
+        ("COMPLETE", "nightly", "dsha.write"), ("COMPLETE", "nightly", "daily_report")]
+    assert write_event["inputs"] == [] and record_event["outputs"] == []
+    datasets = [*write_event["outputs"], *record_event["inputs"]]
+    assert [(d["namespace"], d["name"]) for d in datasets] == [("file", str(out)), ("dsha", "frame"),
+                                                               ("file", str(out))]
+    for d in datasets:
+        validate(d["facets"])
+    assert [(d["facets"]["dsha"]["digest"], d["facets"]["dsha"]["rowCount"]) for d in datasets] == [
+        (written.digest, 50), (recorded.inputs["frame"].fingerprint.digest, 50),
+        (recorded.inputs["out"].fingerprint.digest, 50)]
+    assert written.digest == quiet.digest == recorded.inputs["out"].fingerprint.digest
+
+    monkeypatch.setenv("OPENLINEAGE__TRANSPORT__LOG_FILE_PATH", str(tmp_path / "missing" / "events.jsonl"))
+    with pytest.warns(dsha.DshaWarning) as caught:
+        again = dsha.write(df, str(tmp_path / "again"))
+        dsha.write(df, str(tmp_path / "again2"))
+    messages = [str(w.message) for w in caught if issubclass(w.category, dsha.DshaWarning)]
+    assert len(messages) == 1 and messages[0].startswith(
+        f"dsha could not emit the OpenLineage event of dsha.write to {tmp_path / 'again'} (RuntimeError: ")
+    assert again.digest == written.digest and len(emitted(log)) == 2

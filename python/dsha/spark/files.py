@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlparse
 
 from dsha.core.algorithms import algorithm_id
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
+from dsha.core.lineage import emit_written
 from dsha.core.paths import has_glob_characters
 from dsha.dependencies import pyspark_types
 from dsha.errors import warn
@@ -57,6 +58,10 @@ def write(df: DataFrameLike, path: str, format: str = "parquet", mode: str = "er
     dsha-v1, for the fingerprint and the manifest's states (a keyed manifest records which key, by its ``key_id``,
     and carries a MAC under it: it is used only under that key, and only while the MAC verifies; dsha-secure-v1
     re-digests read every file, as anyone can write public states: SPEC.md §12.3).
+
+    With an OpenLineage client configured (``OPENLINEAGE_URL``, ``OPENLINEAGE__TRANSPORT__*``, ``openlineage.yml``),
+    emits a COMPLETE event of job ``dsha.write`` whose output is ``path`` with the ``dsha`` facet of the returned
+    fingerprint (``dsha.core.lineage``); an emission that fails is a warning, never an error.
     """
     spark = df.sparkSession
     algorithm_id, key_argument = _algorithm(spark, algorithm, key)
@@ -71,7 +76,9 @@ def write(df: DataFrameLike, path: str, format: str = "parquet", mode: str = "er
     warn(result.warningsArray())
     if result.ignored():
         return None
-    return Fingerprint.from_state(bytes(result.stateBytes()))
+    written = Fingerprint.from_state(bytes(result.stateBytes()))
+    emit_written(written, path)  # with an OpenLineage client configured: the output and its dsha facet
+    return written
 
 
 def fingerprint_files(spark: SparkSessionLike, path: str, format: str = "parquet",
