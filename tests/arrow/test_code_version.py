@@ -270,3 +270,62 @@ def test_the_same_in_another_process_and_another_directory(load, tmp_path):
                          check=True, cwd=str(tmp_path))
     assert out.stdout.strip() == here
     shutil.rmtree(moved)
+
+
+FACTORY = '''
+from cv_helpers import scale
+
+def make(limit):
+    calls = 0
+
+    def step(x):
+        nonlocal calls
+        calls += 1
+        return scale(x) if x < limit else 0
+    return step
+
+step = make(10)
+other_limit = make(11)
+'''
+
+
+def test_a_step_made_by_a_factory_follows_its_closure(load):
+    files = {"cv_main": FACTORY, "cv_helpers": HELPERS}
+    module = load(files)
+    base = code_version(module.step)
+    assert module.step(1) == 3 and code_version(module.step) == base  # its state (nonlocal calls) does not count
+    assert covered(module.step) == ["constant cv_helpers.FACTOR", "function cv_helpers.scale",
+                                    "function cv_main.make.<locals>.step"]
+    assert code_version(module.other_limit) != base  # a literal it closes over counts by value
+    assert version(load, {**files, "cv_helpers": HELPERS.replace("x * FACTOR", "x - FACTOR")}) != base
+
+
+NOTEBOOK = '''
+import decimal
+CONFIG = {"columns": ["a", "b"], "limit": 10}
+SESSION = decimal.Context()
+
+def step():
+    return CONFIG["limit"], SESSION.prec
+'''
+
+
+def notebook_step(tmp_path, source):
+    """``step`` defined as a notebook defines it: its code compiled from a cell's file (linecache reads it), run in
+    a namespace without __file__."""
+    cell = tmp_path / f"cell_{uuid.uuid4().hex}.py"
+    cell.write_text(source)
+    namespace = {"__name__": "__main__"}
+    exec(compile(source, str(cell), "exec"), namespace)
+    return namespace["step"]
+
+
+def test_a_notebooks_data_counts_by_value_or_type(tmp_path):
+    base = code_version(notebook_step(tmp_path, NOTEBOOK))
+    assert covered(notebook_step(tmp_path, NOTEBOOK)) == [
+        "function __main__.step", f"python=={'.'.join(map(str, sys.version_info[:3]))} ({sys.implementation.name})",
+        "value decimal.Context"]
+    reformatted = "# a comment\n" + NOTEBOOK.replace('"limit": 10', '"limit":10').replace(
+        "return CONFIG", "return (CONFIG").replace("SESSION.prec", "SESSION.prec)")
+    assert code_version(notebook_step(tmp_path, reformatted)) == base
+    assert code_version(notebook_step(tmp_path, NOTEBOOK.replace('"limit": 10', '"limit": 11'))) != base

@@ -16,9 +16,10 @@ cycles end), and covers:
 - **SQL text**: a string literal given as the first argument (or ``sqlQuery=``) of a ``.sql(...)`` call counts in a
   normal form (``normalize_sql``): comments dropped, tokens separated by one space, keywords upper-cased outside
   string literals and quoted identifiers.
-- **closure variables** (a function made by another function): functions, classes and modules are followed;
-  immutable literals (numbers, strings, tuples of them) count by value; other data by its type only, as a call's
-  arguments are not compared.
+- **closure variables** (a function made by another function), and the data of a namespace without a source file
+  (a notebook's, an interpreter's): functions, classes and modules are followed; literals (numbers, strings, and
+  tuples, lists, sets, dicts of them) count by value; other data by its type only, as a call's arguments are not
+  compared.
 
 Not covered: the root function's own decorators (``@skip_if_unchanged(...)`` is one), values computed at run time
 (environment variables, files read), attributes reached through an object other than a module or a class
@@ -214,11 +215,9 @@ class _Walk:
         self.seen.add(("global", id(namespace), name))
         module_name = str(namespace.get("__name__"))
         source = _module_source(namespace)
-        if source is None:
-            if _literal(obj) is not None:
-                self._value(key, obj)
-                return
-            raise self._fail(f"module {module_name}", f"needed to see how {name} is set")
+        if source is None:  # a notebook's or an interpreter's namespace: its data by value or type, as a closure's
+            self._value(key, obj)
+            return
         statements = copy.deepcopy(_bindings(_parsed(source).body, name))
         assigned = [s for s in statements if not isinstance(s, ast.ImportFrom)]
         if assigned:
@@ -468,7 +467,13 @@ def _local_imports(tree: ast.Module) -> Dict[str, Union[ast.Import, ast.ImportFr
 def _free_names(tree: ast.Module) -> Set[str]:
     """The names the piece reads from outside itself: globals and builtins of its scopes (symtable), and the names of
     its top level it reads without binding (a function's defaults, a class's bases)."""
-    table = symtable.symtable(ast.unparse(tree), "<code_version>", "exec")
+    source = ast.unparse(tree)
+    nonlocals = sorted({n for node in ast.walk(tree) if isinstance(node, ast.Nonlocal) for n in node.names})
+    if nonlocals:  # a nested function's `nonlocal x` needs an enclosing function that binds x (its state: not code)
+        source = f"def _outer():\n    {' = '.join(nonlocals)} = None\n{textwrap.indent(source, '    ')}"
+    table = symtable.symtable(source, "<code_version>", "exec")
+    if nonlocals:
+        table = table.get_children()[0]  # the enclosing function stands for the piece's top level
     names: Set[str] = set()
 
     def visit(t: symtable.SymbolTable, top: bool) -> None:
@@ -508,17 +513,21 @@ def _strip_docstrings(tree: ast.AST) -> None:
                 node.body = node.body[1:] or [ast.Pass()]
 
 
-def _literal(value: Any) -> Optional[str]:
-    """The text of an immutable literal (tuples and frozensets of them too), else None."""
+def _literal(value: Any, depth: int = 0) -> Optional[str]:
+    """The text of a literal: numbers, strings, bytes, None, and tuples, lists, sets and dicts of them (a container
+    that changes as the program runs may give another version: a re-run, never a change missed), else None."""
     if isinstance(value, _LITERALS):
         return f"{type(value).__name__}:{value!r}"
-    if isinstance(value, tuple):
-        items = [_literal(v) for v in value]
-        return None if None in items else "tuple:(" + ",".join(str(i) for i in items) + ")"
-    if isinstance(value, frozenset):
-        items = [_literal(v) for v in value]
-        return None if None in items else "frozenset:{" + ",".join(sorted(str(i) for i in items)) + "}"
-    return None
+    if depth > 20 or not isinstance(value, (tuple, list, set, frozenset, dict)):
+        return None
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    items = [(_literal(k, depth + 1) if isinstance(value, dict) else "", _literal(v, depth + 1)) for k, v in pairs]
+    if any(k is None or v is None for k, v in items):
+        return None
+    texts = [f"{k}:{v}" if isinstance(value, dict) else str(v) for k, v in items]
+    if isinstance(value, (set, frozenset, dict)):
+        texts.sort()
+    return f"{type(value).__name__}:[{','.join(texts)}]"
 
 
 def _name(obj: Any) -> str:
