@@ -135,6 +135,8 @@ def step():
 """
 
 
+@pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
+                    reason="the code version does not depend on the transport: once, in the classic pass")
 def test_skip_if_unchanged_reruns_after_a_helper_changed(spark, tmp_path, monkeypatch):
     """The code version follows the step into a helper of another module (the whole, Spark-free, in
     tests/arrow/test_code_version.py): a changed helper re-runs the step, a reformatted one does not."""
