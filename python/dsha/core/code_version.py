@@ -63,11 +63,12 @@ _MODULE_DUNDERS = frozenset({"__name__", "__file__", "__package__", "__spec__", 
 
 
 def code_version(func: Callable[..., Any]) -> str:
-    """A digest of ``func``'s code and of the code it reaches, 32 hex digits (this module's docstring says what
-    counts): the same across comments, docstrings, formatting and the layout of SQL given to ``.sql(...)``; another
-    one for a change in what the function or any function, class or module-level constant of the project's own
-    modules it reaches says, or in the installed version of a package it uses. Raises ValueError (one line, ending
-    "pass version=") where some of that source cannot be read."""
+    """A digest of ``func``'s code and of the code it reaches, 32 hex digits (what counts: the change-detection
+    page, "What a code version covers", and ``dsha.core.code_version``'s docstring): the same across comments,
+    docstrings, formatting and the layout of SQL given to ``.sql(...)``; another one for a change in what the
+    function or any function, class or module-level constant of the project's own modules it reaches says, or in
+    the installed version of a package it uses. Raises ValueError (one line, ending "pass version=") where some of
+    that source cannot be read."""
     return _Walk(func).digest()
 
 
