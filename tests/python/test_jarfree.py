@@ -260,6 +260,33 @@ def test_executors_without_dsha_are_named_as_such():
         out.stdout + out.stderr[-3000:]
 
 
+@pytest.mark.skipif(MODE == "connect", reason="the classic session's Python workers (no new JVM)")
+def test_executors_without_cryptography_are_named_as_such(spark, tmp_path):
+    """Executors whose Python cannot import cryptography (the suite's session, its workers started by a wrapper that
+    puts a stand-in refusing the import first on their path): dsha-secure-v1 (and dsha-keyed-v2: the same AES) without
+    the jar is one error naming it and the extra, not a worker's traceback; dsha-keyed-v1 (HMAC only) still gives the
+    jar's digest there."""
+    from dsha.errors import MissingDependencyError
+
+    (tmp_path / "cryptography").mkdir()
+    (tmp_path / "cryptography" / "__init__.py").write_text("raise ImportError(\"No module named 'cryptography'\")\n")
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{tmp_path}:$PYTHONPATH" exec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    df, key = spark.range(3), bytes(range(32))
+    sc = spark.sparkContext
+    python, sc.pythonExec = sc.pythonExec, str(wrapper)
+    try:
+        with pytest.raises(MissingDependencyError) as e:
+            dsha.fingerprint(df, engine="python", algorithm="secure")  # dsha-keyed-v2 needs the same AES
+        assert str(e.value).startswith("the executors' Python has no cryptography: ") and "dsha[arrow]" in str(e.value)
+        assert "\n" not in str(e.value) and "Traceback" not in str(e.value)
+        keyed = dsha.fingerprint(df, engine="python", key=key)
+    finally:
+        sc.pythonExec = python
+    assert keyed == dsha.fingerprint(df, engine="jvm", key=key)
+
+
 def test_skip_records_and_checks_across_the_two_paths(spark, tmp_path):
     """dsha.record / dsha.changed of DataFrame inputs on the jar-free path (spark.dsha.engine=python) write and read
     the same records as through the jar: recorded by one path, unchanged for the other; a real change is seen."""

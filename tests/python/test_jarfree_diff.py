@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("pyarrow")
 import dsha  # noqa: E402
-from dsha.errors import DiffError, UnsupportedTypeError  # noqa: E402
+from dsha.errors import UnsupportedTypeError  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
-from pyspark.sql.types import MapType, StructType  # noqa: E402
+from pyspark.sql.types import LongType, MapType, StructField, StructType  # noqa: E402
 from test_arrow_agreement import _schema, _value  # noqa: E402  (the random nested tables of the Arrow engine's test)
 
 # What does not depend on the transport runs in the classic pass only (the Connect pass runs the diffs themselves).
@@ -96,13 +96,46 @@ def test_a_difference_beyond_max_cells_takes_the_jars_fallback(spark):
     assert _rows(mine.only_left) == _rows(left.exceptAll(right)) and _rows(mine.only_right) == _rows(right.exceptAll(left))
 
 
+def _keyed_pair(spark, seed):
+    """A random nested table (no maps: exceptAll refuses them) with a key column ``k``, and another one: a few rows with one
+    value changed, some removed, some new, and key 40 twice on the right with other values (ambiguous)."""
+    rnd = random.Random(seed)
+    schema = _schema(rnd)
+    while _has_map(schema) or len(schema.fields) < 2:
+        schema = _schema(rnd)
+    schema = StructType([StructField("k", LongType(), False), *schema.fields])
+    value = lambda i: (i, *[_value(rnd, f.dataType) for f in schema.fields[1:]])  # noqa: E731
+    rows = [value(i) for i in range(120)]
+    other = [r for r in rows if r[0] % 17 != 5 and r[0] != 40]
+    for i in (3, 60, 77, 78):  # one column's value changed (most likely: a random value may be the same)
+        other[i] = (other[i][0], _value(rnd, schema.fields[1].dataType), *other[i][2:])
+    other += [value(i) for i in (200, 201, 40, 40)]
+    return spark.createDataFrame(rows, schema), spark.createDataFrame(other, schema)
+
+
+def test_diff_by_key_is_the_jars_and_except_all(spark):
+    """key=: the jar's Diff (every field, the changed pairs as they print, duplicate keys, per-column counts, the
+    unpaired rows' counts); and exceptAll's rows both ways are each side's unpaired rows and the rows of its paired
+    keys."""
+    left, right = _keyed_pair(spark, 8)
+    with dsha.diff(left, right, key="k", engine="python") as mine, dsha.diff(left, right, key="k", engine="jvm") as jars:
+        keyed = ("changed_count", "duplicate_keys", "key", "change_names")
+        assert {f: getattr(mine, f) for f in FIELDS + keyed} == {f: getattr(jars, f) for f in FIELDS + keyed}
+        assert mine.changed_count >= 2 and mine.duplicate_keys == 1 and mine.columns == jars.columns
+        changed = Counter(tuple(r) for r in mine.changed.collect())
+        assert changed == Counter(tuple(r) for r in jars.changed.collect())
+        paired = F.col("k").isin(sorted({r[0] for r in changed}))
+        for this, other, only in ((left, right, mine.only_left), (right, left, mine.only_right)):
+            assert _rows(this.exceptAll(other)) == _rows(only.unionByName(this.filter(paired)))
+
+
 def test_equal_tables_and_what_the_jar_free_diff_refuses(spark):
     df = spark.range(5)
     same = dsha.diff(df, df.orderBy(F.desc("id")), engine="python")
     assert same and same.only_left_count == same.only_right_count == 0
     assert same.left_digest == same.right_digest == dsha.fingerprint(df, engine="jvm").digest
-    with pytest.raises(DiffError, match=r"key=.*jar-free path"):
-        dsha.diff(df, df, key="id", engine="python")
+    by_key = dsha.diff(df, df, key="id", engine="python")
+    assert by_key and by_key.changed is not None and by_key.changed.count() == 0
     interval = spark.sql("SELECT 1 AS id, INTERVAL '3' DAY AS wait")
     with pytest.raises(UnsupportedTypeError, match=r"column wait: interval day"):
         dsha.diff(interval, interval, engine="python")

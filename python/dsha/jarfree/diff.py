@@ -4,8 +4,9 @@ executors: the same ``Diff``.
 Without the jar, each partition's rows (Arrow batches, ``mapInArrow``) are sketched by the Arrow engine
 (:mod:`dsha.arrow.sketch`, SPEC.md §17: the bytes of the jar's ``dsha_sketch``); the driver merges each side's
 sketches, subtracts and decodes them (:mod:`dsha.core.sketch`); the differing rows are then read by keeping, on the
-executors, the rows whose filter word and row digest (the Arrow engine's) are among the decoded ones. Everything
-between those jobs (a larger sketch when the first does not decode, the join of per-digest counts beyond
+executors, the rows whose filter word and row digest (the Arrow engine's) are among the decoded ones; with
+``key=``, the values of the rows paired by key are compared by their digests, computed there too. Everything between
+those jobs (a larger sketch when the first does not decode, the join of per-digest counts beyond
 ``max_cells``, the check of the rows found against the decoded counts, the report) is the jar path's own code
 (:func:`dsha.spark.diff.run_diff`).
 """
@@ -15,7 +16,6 @@ import functools
 import zlib
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
-from dsha.errors import DiffError
 from dsha.jarfree.engine import engine_for
 from dsha.spark.diff import DEFAULT_CELLS, DEFAULT_MAX_CELLS, Diff, Passes, run_diff
 from dsha.spark.diff import diff as jvm_diff
@@ -40,16 +40,13 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
     if engine_for(session_of(left, "dsha.diff"), engine) == "jvm":
         return jvm_diff(left, right, key, columns, column_digests=column_digests, cells=cells, max_cells=max_cells,
                         exclude=exclude)
-    if key:
-        raise DiffError("dsha.diff(key=...) pairs rows by key with the jar's functions; on the jar-free path diff "
-                        "without key= (the rows only on each side), or add the dsha jar (docs/getting-started.md)")
     return run_diff(PYTHON, left, right, key, columns, column_digests, cells, max_cells, exclude)
 
 
 diff.__doc__ = (jvm_diff.__doc__ or "") + """
-    ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: sketches and row digests by Python on the executors;
-    without ``key``) or ``"auto"`` (default: the session setting ``spark.dsha.engine``, else the jar when the session
-    has it), as in :func:`dsha.fingerprint`."""
+    ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: sketches and row digests by Python on the executors) or
+    ``"auto"`` (default: the session setting ``spark.dsha.engine``, else the jar when the session has it), as in
+    :func:`dsha.fingerprint`."""
 
 
 # -- on the executors -----------------------------------------------------------------------------------------------
@@ -95,12 +92,30 @@ def _with_digest(name: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Re
         yield pa.RecordBatch.from_arrays([*batch.columns, digests], names=[*batch.schema.names, name])
 
 
+def _value_digest(batch: pa.RecordBatch, column: str) -> pa.Array:
+    """The digest of each of ``column``'s values in ``batch`` (the Arrow engine's row digest of the one-column table,
+    as the jar's ``logical_hash(column)``)."""
+    import pyarrow as pa
+
+    import dsha.arrow
+
+    return dsha.arrow.logical_hash(pa.RecordBatch.from_arrays([batch.column(column)], names=[column])).cast(pa.binary())
+
+
+def _with_value_digests(columns: List[str], names: List[str],
+                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Each row with the digest of each of ``columns``' values as the column ``names[i]``."""
+    import pyarrow as pa
+
+    for batch in batches:
+        digests = [_value_digest(batch, c) for c in columns]
+        yield pa.RecordBatch.from_arrays([*batch.columns, *digests], names=[*batch.schema.names, *names])
+
+
 def _values(columns: List[str], side: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Per row and column: the side's sign, the column's name and its value's digest (of the one-column table)."""
     import numpy as np
     import pyarrow as pa
-
-    import dsha.arrow
 
     for batch in batches:
         n = batch.num_rows
@@ -109,10 +124,8 @@ def _values(columns: List[str], side: str, batches: Iterator[pa.RecordBatch]) ->
         sign = np.where(np.asarray(batch.column(side).to_pylist(), dtype=object) == "left", 1, -1).astype(np.int32)
         parts = []
         for c in columns:
-            one = pa.RecordBatch.from_arrays([batch.column(c)], names=[c])
-            parts.append(pa.RecordBatch.from_arrays(
-                [pa.array(sign), pa.array([c] * n, pa.string()), dsha.arrow.logical_hash(one).cast(pa.binary())],
-                names=["s", "c", "v"]))
+            parts.append(pa.RecordBatch.from_arrays([pa.array(sign), pa.array([c] * n, pa.string()),
+                                                     _value_digest(batch, c)], names=["s", "c", "v"]))
         yield from parts
 
 
@@ -200,5 +213,12 @@ def _column_values(rows: Any, columns: List[str], work: WorkingNames) -> Any:
     return rows.mapInArrow(functools.partial(_values, list(columns), work.side), "s int, c string, v binary")
 
 
+def _value_digests(df: Any, columns: List[str], names: List[str]) -> Any:
+    from dsha.dependencies import pyspark_types as T
+
+    schema = T.StructType([*df.schema.fields, *[T.StructField(n, T.BinaryType(), False) for n in names]])
+    return df.mapInArrow(functools.partial(_with_value_digests, list(columns), list(names)), schema)
+
+
 PYTHON = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values,
-                needs_jar=False)
+                value_digests=_value_digests, needs_jar=False)

@@ -90,18 +90,24 @@ def _selected(df: DataFrameLike, columns: Columns) -> DataFrameLike:
     return df.select(*picked)
 
 
+# A worker's error when its Python lacks a module of the path (the import's, or the Arrow engine's own refusal of AES)
+_MISSING = re.compile(r"No module named '(dsha|pyarrow|numpy|cryptography)[.']|need AES from the cryptography package")
+
+
 def collect_rows(df: DataFrameLike) -> List[Any]:
     """The rows; an executor whose Python lacks what the path needs is named as such (not as a task's traceback)."""
     try:
         return df.collect()
     except Exception as e:
-        missing = re.search(r"No module named '(dsha|pyarrow|numpy)[.']", str(e))
+        missing = _MISSING.search(str(e))
         if missing is None:
             raise
+        name = missing.group(1) or "cryptography"
+        why = ("dsha-keyed-v2 and dsha-secure-v1 need its AES there" if name == "cryptography"
+               else "the jar-free path runs dsha there")
         raise MissingDependencyError(
-            f"the executors' Python has no {missing.group(1)}: the jar-free path runs dsha there. Install dsha with "
-            f"its arrow extra where the executors run (a cluster or notebook library), or point PYSPARK_PYTHON at "
-            f"an interpreter that has it") from None
+            f"the executors' Python has no {name}: {why}. Install dsha[arrow] there (dsha with its arrow extra, as a "
+            f"cluster or notebook library), or point PYSPARK_PYTHON at an interpreter that has it") from None
 
 
 def partition_states(chosen: DataFrameLike, schema_digest: bytes, algorithm: str = ALGORITHM,

@@ -312,12 +312,15 @@ class Passes:
     ``in_digests(df, digests, columns, words)``: the rows of ``df`` whose digest is one of ``digests``;
     ``digest(df, work)``: ``df`` with its row digest as the column ``work.digest``;
     ``column_values(rows, columns, work)``: per differing row and column, the side's sign ``s``, the column's name
-    ``c`` and the digest ``v`` of its value."""
+    ``c`` and the digest ``v`` of its value;
+    ``value_digests(df, columns, names)``: ``df`` with the digest of each of ``columns``' values as the column of
+    the same place in ``names`` (what pairs by key compare)."""
 
     sketch: Callable[[Any, Any, int, bool], Dict[str, Any]]
     in_digests: Callable[..., Any]
     digest: Callable[[Any, WorkingNames], Any]
     column_values: Callable[[Any, List[str], WorkingNames], Any]
+    value_digests: Callable[[Any, List[str], List[str]], Any]
     needs_jar: bool = True
 
 
@@ -406,7 +409,7 @@ def _diff(left: Any, right: Any, key: Optional[List[str]], column_digests: bool,
         result.cells_used, result.distinct_differences = (d["cells_used"], 0) if d["decoded"] else (None, 0)
         result.only_left, result.only_right = left.limit(0), right.limit(0)
         if key:
-            result.changed = _changed_frame(left.limit(0), left.limit(0), key, work)
+            result.changed = _changed_frame(left.limit(0), left.limit(0), key, work, jobs)
         return result
     passes = 1
     while not d["decoded"]:
@@ -458,7 +461,7 @@ def _report(result: Diff, rows: Any, names: List[str], got: Tuple[int, int], par
 
         result._columns_from = column_counts
         return result
-    _pair_by_key(result, only_left, only_right, key, work)
+    _pair_by_key(result, only_left, only_right, key, work, passes)
     return result
 
 
@@ -591,11 +594,20 @@ def _value_text(col: Any, dtype: Any) -> Any:
     return F.hex(col) if isinstance(dtype, pyspark_types.BinaryType) else col.cast("string")
 
 
-def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], work: WorkingNames) -> Any:
+def _value_digests(df: Any, columns: List[str], names: List[str]) -> Any:
+    """``df`` with the digest of each of ``columns``' values (the jar's ``logical_hash``) as the column ``names[i]``."""
+    return df.select("*", *[F.call_function("logical_hash", F.col(quoted(c))).alias(n) for c, n in zip(columns, names)])
+
+
+def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], work: WorkingNames, passes: Passes) -> Any:
     """One row per differing column of each pair: key columns, then ``change_names(key)`` (column, left_value,
-    right_value: values as strings)."""
+    right_value: values as strings); a value differs when its digest does (``passes.value_digests``)."""
     column, left_value, right_value = change_names(key)
     value_columns = [f for f in paired_left.schema.fields if f.name not in key]
+    digests = [work.name(f"v{i}") for i in range(len(value_columns))]
+    if value_columns:
+        paired_left, paired_right = (passes.value_digests(df, [f.name for f in value_columns], digests)
+                                     for df in (paired_left, paired_right))
     left_alias, right_alias, cell = work.name("l"), work.name("r"), work.name("cell")
     l_col = lambda name: F.col(f"{left_alias}.{quoted(name)}")
     r_col = lambda name: F.col(f"{right_alias}.{quoted(name)}")
@@ -608,9 +620,8 @@ def _changed_frame(paired_left: Any, paired_right: Any, key: List[str], work: Wo
     cells = F.explode(F.array(*[
         F.struct(F.lit(f.name).alias("column"), _value_text(l_col(f.name), f.dataType).alias("left_value"),
                  _value_text(r_col(f.name), f.dataType).alias("right_value"),
-                 (F.call_function("logical_hash", l_col(f.name))
-                  != F.call_function("logical_hash", r_col(f.name))).alias("differs"))
-        for f in value_columns]))
+                 (l_col(d) != r_col(d)).alias("differs"))
+        for f, d in zip(value_columns, digests)]))
     return (pairs.select(*keys, cells.alias(cell))
             .filter(F.col(f"{cell}.differs"))
             .select(*map(quoted, key), F.col(f"{cell}.column").alias(column),
@@ -625,7 +636,8 @@ def _and(terms: List[Any]) -> Any:
 
 
 @timed("pair the rows by key")
-def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], work: WorkingNames) -> None:
+def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], work: WorkingNames,
+                 passes: Passes) -> None:
     """Pairs the differing rows whose key is once on each side into ``changed``; keys on several differing rows of a
     side (and on the other side too) are counted in ``duplicate_keys`` and left unpaired."""
     in_left, in_right, n_left, n_right = work.name("in_l"), work.name("in_r"), work.name("nl"), work.name("nr")
@@ -653,10 +665,11 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
     result.only_left, result.only_right = unpaired_left, unpaired_right
     result.only_left_count = int(unpaired_left.count())
     result.only_right_count = int(unpaired_right.count())
-    result.changed = _changed_frame(paired_left, paired_right, key, work)
+    result.changed = _changed_frame(paired_left, paired_right, key, work, passes)
     column = result.change_names[0]
     per_column = {r[0]: int(r[1]) for r in result.changed.groupBy(quoted(column)).count().collect()}
     result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
 
 
-JAR = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values)
+JAR = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values,
+             value_digests=_value_digests)
