@@ -60,6 +60,8 @@ WAYS = {
     "py_jarfree_key": "ok",             # the jar-free path: dsha.fingerprint / equal / state(key=, engine="python")
     "py_jarfree_conf": "ok",            # the jar-free path: spark.conf.set(NAME, key); key="conf:NAME#dsha-keyed-v2"
     "py_jarfree_failed": "refused",     # the jar-free path: a key of 12 bytes, refused before any job
+    "py_jarfree_no_aes": "refused",     # the jar-free path, dsha-keyed-v2 on executors without cryptography: the
+                                        # workers' error, and the one line it becomes
     "connect_py_key": "ok",             # Spark Connect: dsha.fingerprint(key=bytes)
     "connect_sql_literal": "ok",        # Spark Connect: spark.sql("SELECT dsha_keyed('<hex>', ...)")
     "connect_column": "ok",             # Spark Connect: dsha.functions.dsha_keyed(key, ...)
@@ -72,7 +74,8 @@ LITERAL_ONLY = "must be a constant written as a literal"
 REFUSALS = {"sql_unhex": LITERAL_ONLY, "sql_concat": LITERAL_ONLY, "sql_parameter": LITERAL_ONLY,
             "sql_short_key": "a key needs at least 16", "sql_parse_error": "PARSE_SYNTAX_ERROR",
             "sql_ansi_runtime_error": "DIVIDE_BY_ZERO", "py_key_failed": "no_such_column",
-            "py_column_failed": "no_such_column", "py_jarfree_failed": "has 12 bytes: a key needs at least 16"}
+            "py_column_failed": "no_such_column", "py_jarfree_failed": "has 12 bytes: a key needs at least 16",
+            "py_jarfree_no_aes": "the executors' Python has no cryptography"}
 # A way the Spark line does not have: the driver records it as not applicable.
 SPARK4_ONLY = {"sql_script"}
 # Known limits, each stated in docs/tamper-evident.md (the test fails if one stops leaking: strict).
@@ -566,6 +569,23 @@ def _drive(out, keys_file):
         return dsha.fingerprint(base, key="conf:spark.dsha.secret.jarfree#dsha-keyed-v2", engine="python").digest
     attempt("py_jarfree_conf", py_jarfree_conf)
     attempt("py_jarfree_failed", lambda: dsha.fingerprint(base, key=keys["py_jarfree_failed"], engine="python"))
+
+    def py_jarfree_no_aes():
+        # Python workers started by a wrapper that puts a stand-in refusing `import cryptography` first on their path
+        stand_in = os.path.join(out, "work", "no-cryptography")
+        os.makedirs(os.path.join(stand_in, "cryptography"))
+        with open(os.path.join(stand_in, "cryptography", "__init__.py"), "w") as f:
+            f.write("raise ImportError(\"No module named 'cryptography'\")\n")
+        with open(os.path.join(stand_in, "python"), "w") as f:
+            f.write(f'#!/bin/sh\nPYTHONPATH="{stand_in}:$PYTHONPATH" exec "{sys.executable}" "$@"\n')
+        os.chmod(os.path.join(stand_in, "python"), 0o755)
+        sc = spark.sparkContext
+        python, sc.pythonExec = sc.pythonExec, os.path.join(stand_in, "python")
+        try:
+            return dsha.fingerprint(base, key=keys["py_jarfree_no_aes"], algorithm="keyed-v2", engine="python")
+        finally:
+            sc.pythonExec = python
+    attempt("py_jarfree_no_aes", py_jarfree_no_aes)
 
     phases["classic ways"] = time.monotonic() - started
     # Settings as the classic session shows them.

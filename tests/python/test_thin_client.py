@@ -4,8 +4,9 @@ Apache Spark's own Spark Connect server, started by the test plan from the line'
 the environment of `dev/python-env client` with the dsha wheel and its [client] extra (DSHA_CLIENT_ENV); it runs
 tests/python/thin_client.py once for both servers. What it gets is compared with what the jar computes in this
 suite's classic session for the same rows: fingerprints of every exact type and of random nested tables, equal and
-its reason, states merged with the jar's, changed against a record written by the jar, and the one DshaWarning
-that announces the path.
+its reason, states merged with the jar's, changed against a record written by the jar, the tamper-evident
+fingerprints (dsha-secure-v1, dsha-keyed-v1 and -v2), dsha.diff with and without key=, and the one DshaWarning that
+announces the path.
 
 dev/run's smoke step of Spark 4.1.4 sets both variables (and runs this file once); elsewhere it is skipped."""
 import dataclasses
@@ -37,6 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SERVERS = ("spark", "sail")
 RANDOM_TABLES = 8
+KEY = bytes(range(1, 33))  # a test key, in the job file: the key-leak test checks where keys go
+TAMPER_EVIDENT = (("secure", {"algorithm": "secure"}), ("keyed", {"key": KEY}),
+                  ("keyed-v2", {"key": KEY, "algorithm": "keyed-v2"}))
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +99,7 @@ def answers(spark, tables, sail, tmp_path_factory):
     schema, rows = tables["every_type"]
     dsha.record({"t": spark.createDataFrame(rows, schema)}, store=str(work / "store"), name="step", create_store=True)
     job = {"servers": {"spark": SERVER, "sail": sail}, "tables": str(work / "tables.pickle"),
-           "store": str(work / "store")}
+           "store": str(work / "store"), "key": KEY.hex()}
     (work / "job.json").write_text(json.dumps(job))
     _wait_for_the_server(SERVER)
     env = child_env()
@@ -173,6 +177,38 @@ def test_the_logical_hash_column_equals_the_jars_row_by_row(spark, tables, clien
     jar = {str(r["id"]): bytes(r["digest"]).hex() for r in df.select("id", logical_hash(*df.columns).alias("digest"))
            .collect()}
     assert _answers(client, server)["logical_hash"] == jar and len(jar) == 40
+
+
+@pytest.fixture(scope="module")
+def jar_tamper_evident(spark, tables):
+    schema, rows = tables["every_type"]
+    df = spark.createDataFrame(rows, schema)
+    return {name: dataclasses.asdict(dsha.fingerprint(df, engine="jvm", **kwargs)) for name, kwargs in TAMPER_EVIDENT}
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_tamper_evident_fingerprints_equal_the_jars(jar_tamper_evident, client, server):
+    assert _answers(client, server)["tamper_evident"] == jar_tamper_evident
+
+
+@pytest.fixture(scope="module")
+def jar_diffs(spark, tables):
+    """The jar's diffs of the rows the client diffs (thin_client._diff, here through the jar), as JSON reads back."""
+    from pyspark.sql import functions as F
+    from thin_client import _diff
+
+    schema, rows = tables["every_type"]
+    whole = spark.createDataFrame(rows, schema)
+    other = whole.withColumn("i", F.when(F.col("id") == 7, 70).otherwise(F.col("i"))).where("id <> 3")
+    return json.loads(json.dumps({"rows": _diff(whole, other, None), "by_key": _diff(whole, other, "id")}))
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_diff_with_and_without_key_equals_the_jars(jar_diffs, client, server):
+    got = _answers(client, server)["diff"]
+    assert got == jar_diffs
+    assert got["rows"]["only_left_ids"] == [3, 7] and got["rows"]["only_right_ids"] == [7]
+    assert got["by_key"]["changed_rows"] == [[7, "i", "7", "70"]] and got["by_key"]["only_left_ids"] == [3]
 
 
 # Why the path was taken, as the warning says it: Spark's catalog answers that dsha's functions are missing; Sail

@@ -1,7 +1,8 @@
 """The thin client's half of tests/python/test_thin_client.py, run by the interpreter of `dev/python-env client`
 (pyspark-client and the dsha wheel with its [client] extra: no JVM, no Spark jars, no py4j).
 
-    python thin_client.py JOB.json     (JOB: {"servers": {name: "sc://..."}, "tables": PICKLE, "store": DIR})
+    python thin_client.py JOB.json     (JOB: {"servers": {name: "sc://..."}, "tables": PICKLE, "store": DIR,
+                                              "key": HEX})
 
 For each server, in a session of its own: the tables (Spark schema and rows, pickled by the test from its classic
 session) are created there and digested with dsha's public API, which takes the jar-free path by itself; the
@@ -52,7 +53,15 @@ def environment():
                                    if 'extra == "client"' in r)}
 
 
-def on_server(url, tables, store):
+def _diff(left, right, key):
+    """What dsha.diff says (its numbers, the ids of the unpaired rows, the changed pairs as they print)."""
+    with dsha.diff(left, right, key=key) as d:
+        ids = lambda df: sorted(r["id"] for r in df.select("id").collect())  # noqa: E731
+        return {**d.to_dict(), "only_left_ids": ids(d.only_left), "only_right_ids": ids(d.only_right),
+                "changed_rows": sorted(list(r) for r in d.changed.collect()) if key else None}
+
+
+def on_server(url, tables, store, key):
     started = time.monotonic()
     spark = SparkSession.builder.remote(url).getOrCreate()
     spark.conf.set("spark.sql.session.timeZone", "UTC")  # the test's classic session's zone
@@ -65,8 +74,14 @@ def on_server(url, tables, store):
             whole = frames["every_type"]
             schema, rows = tables["every_type"]
             same = dsha.equal(whole, spark.createDataFrame(list(reversed(rows)), schema).repartition(3))
-            edited = dsha.equal(whole, whole.withColumn("i", F.when(F.col("id") == 7, 70).otherwise(F.col("i"))))
+            changed = whole.withColumn("i", F.when(F.col("id") == 7, 70).otherwise(F.col("i")))
+            edited = dsha.equal(whole, changed)
+            other = changed.where("id <> 3")
             out["equal"] = [[bool(c), c.reason] for c in (same, edited)]
+            out["tamper_evident"] = {name: dataclasses.asdict(dsha.fingerprint(whole, **kwargs)) for name, kwargs in (
+                ("secure", {"algorithm": "secure"}), ("keyed", {"key": key}),
+                ("keyed-v2", {"key": key, "algorithm": "keyed-v2"}))}
+            out["diff"] = {"rows": _diff(whole, other, None), "by_key": _diff(whole, other, "id")}
             out["states"] = [dsha.state(whole.where(f"id % 2 = {r}")).hex() for r in (0, 1)]
             out["unchanged"] = bool(dsha.changed({"t": whole.repartition(2)}, store=store, name="step"))
             out["changed"] = [c.what for c in dsha.changed({"t": whole.where("id <> 3")}, store=store, name="step")]
@@ -91,7 +106,8 @@ def main(job_file):
         job = json.load(f)
     with open(job["tables"], "rb") as f:
         tables = pickle.load(f)
-    servers = {name: on_server(url, tables, job["store"]) for name, url in job["servers"].items()}
+    key = bytes.fromhex(job["key"])
+    servers = {name: on_server(url, tables, job["store"], key) for name, url in job["servers"].items()}
     print(json.dumps({"environment": environment(), "children": _children(), "servers": servers}))
 
 
