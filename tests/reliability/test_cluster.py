@@ -12,13 +12,19 @@ ROWS, PARTITIONS = 50_000, 8
 
 
 @pytest.fixture(scope="module")
-def local1_digest(tmp_path_factory):
-    """The reference: the same job in local[1] (one thread, one partition at a time, no shuffle parallelism)."""
+def local1(tmp_path_factory):
+    """The reference: the same job in local[1] (one thread, one partition at a time, no shuffle parallelism), with
+    the flat columns' digest from the same job (--also-flat)."""
     done = harness.spark_submit(tmp_path_factory.mktemp("local1"), "local[1]", JOB,
-                                ["--rows", ROWS, "--partitions", PARTITIONS])
+                                ["--rows", ROWS, "--partitions", PARTITIONS, "--also-flat"])
     values = job_result(done)
-    assert values["DSHA_ROWS"] == str(ROWS)
-    return values["DSHA_DIGEST"]
+    assert values["DSHA_ROWS"] == values["DSHA_FLAT_ROWS"] == str(ROWS)
+    return values
+
+
+@pytest.fixture(scope="module")
+def local1_digest(local1):
+    return local1["DSHA_DIGEST"]
 
 
 @pytest.fixture(scope="module")
@@ -31,25 +37,30 @@ def two_workers(tmp_path_factory):
         cluster.stop()
 
 
-def test_standalone_cluster_equals_local1(two_workers, local1_digest):
-    cluster = two_workers
-    values = job_result(cluster.submit(JOB, ["--rows", ROWS, "--partitions", PARTITIONS, "--repartition", 5]))
-    assert values["DSHA_ROWS"] == str(ROWS)
-    assert values["DSHA_DIGEST"] == local1_digest
-    apps = cluster.state().get("completedapps", []) + cluster.state().get("activeapps", [])
+@pytest.fixture(scope="module")
+def on_two_workers(two_workers):
+    """One job on the fault-free cluster, shuffled into 5 partitions: the whole table's digest, and the flat columns'
+    after the same shuffle (one executor start for both tests below)."""
+    values = job_result(two_workers.submit(JOB, ["--rows", ROWS, "--partitions", PARTITIONS, "--repartition", 5,
+                                                 "--also-flat"]))
+    apps = two_workers.state().get("completedapps", []) + two_workers.state().get("activeapps", [])
     assert apps, "the job did not run on the standalone master"
+    return values
 
 
-def test_standalone_cluster_row_bytes_step_equals_local1(two_workers, tmp_path):
+def test_standalone_cluster_equals_local1(on_two_workers, local1):
+    assert on_two_workers["DSHA_ROWS"] == str(ROWS)
+    assert on_two_workers["DSHA_DIGEST"] == local1["DSHA_DIGEST"]
+
+
+def test_standalone_cluster_row_bytes_step_equals_local1(on_two_workers, local1):
     """After a shuffle the partial step is dsha's PartialDsha, whose row writer is generated on each executor JVM:
     the digest equals local[1]'s, where Spark's generated aggregate hashes the same (unshuffled) rows."""
-    flat = ["--rows", ROWS, "--partitions", PARTITIONS, "--flat"]
-    local = job_result(harness.spark_submit(tmp_path, "local[1]", JOB, flat))
-    assert local["DSHA_ROW_BYTES_STEP"] == "False"
-    values = job_result(two_workers.submit(JOB, flat + ["--repartition", 5]))
-    assert values["DSHA_ROW_BYTES_STEP"] == "True"
-    assert values["DSHA_ROWS"] == str(ROWS)
-    assert values["DSHA_DIGEST"] == local["DSHA_DIGEST"]
+    assert local1["DSHA_FLAT_ROW_BYTES_STEP"] == "False"
+    assert on_two_workers["DSHA_FLAT_ROW_BYTES_STEP"] == "True"
+    assert on_two_workers["DSHA_FLAT_ROWS"] == str(ROWS)
+    assert on_two_workers["DSHA_FLAT_DIGEST"] == local1["DSHA_FLAT_DIGEST"]
+    assert on_two_workers["DSHA_FLAT_DIGEST"] != on_two_workers["DSHA_DIGEST"]  # the flat job hashed fewer columns
 
 
 @pytest.mark.slow

@@ -3,7 +3,7 @@
     spark-submit --jars dsha.jar --conf spark.sql.extensions=io.dsha.registration.DshaExtensions digest_job.py \
         [--rows N] [--partitions P] [--repartition Q] [--fail-first-attempt] [--slow-first-attempt PART:SECONDS]
         [--sleep-per-task SECONDS] [--sleep-at-row N] [--marker-dir DIR]
-        [--write PATH [--mode MODE] [--partition-by COL]]
+        [--write PATH [--mode MODE] [--partition-by COL]] [--also-flat]
 
 With --write the table is written with dsha.write (the dsha package of this source tree) and the digest printed is
 the one dsha.write returned.
@@ -23,6 +23,8 @@ p.add_argument("--rows", type=int, default=100_000)
 p.add_argument("--partitions", type=int, default=8)
 p.add_argument("--repartition", type=int, default=0, help="shuffle into this many partitions before hashing")
 p.add_argument("--flat", action="store_true", help="only the flat columns (so dsha's row-bytes step can apply)")
+p.add_argument("--also-flat", action="store_true",
+               help="also the flat columns' digest, after the same shuffle (DSHA_FLAT_*): one job for both")
 p.add_argument("--fail-first-attempt", action="store_true",
                help="every task's first attempt fails after emitting all its rows")
 p.add_argument("--slow-first-attempt", default="", help="PART:SECONDS - the first attempt of that task sleeps")
@@ -79,10 +81,18 @@ if a.write:
     print(f"DSHA_ROWS={f.rows}")
     spark.stop()
     sys.exit(0)
-df.createOrReplaceTempView("t")
-q = spark.sql("SELECT dsha_fingerprint(*) AS f FROM t")
-f = q.collect()[0].f
-print(f"DSHA_DIGEST={f.digest}")
-print(f"DSHA_ROWS={f.rows}")
-print(f"DSHA_ROW_BYTES_STEP={'PartialDsha' in q._jdf.queryExecution().executedPlan().toString()}")
+
+
+def report(frame, prefix):
+    frame.createOrReplaceTempView("t")
+    q = spark.sql("SELECT dsha_fingerprint(*) AS f FROM t")
+    f = q.collect()[0].f
+    print(f"{prefix}_DIGEST={f.digest}")
+    print(f"{prefix}_ROWS={f.rows}")
+    print(f"{prefix}_ROW_BYTES_STEP={'PartialDsha' in q._jdf.queryExecution().executedPlan().toString()}")
+
+
+report(df, "DSHA")
+if a.also_flat:
+    report(df.select(*FLAT_COLUMNS), "DSHA_FLAT")
 spark.stop()
