@@ -1,5 +1,10 @@
 """The CLI on corrupt or truncated Parquet: exit code 2, one clear line on stderr, and no digest (not even a
-partial one) on stdout. Uses the dsha package's CLI (python -m dsha), the only test here that does."""
+partial one) on stdout. Uses the dsha package's CLI, the only test here that does: once as a process (python -m dsha:
+the exit code as the shell sees it, and stderr with whatever the JVM prints, which the CLI's log4j configuration
+silences at the root, whatever the failure), and for the other corruptions through ``dsha.cli.main`` with this
+suite's session (borrowed; the error each corruption gives, without a JVM start each)."""
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -19,6 +24,23 @@ def run_cli(*args, timeout=300):
     env["SPARK_TESTING"] = "1"
     return subprocess.run([sys.executable, "-m", "dsha", *map(str, args), "--quiet", "--master", "local[1]"],
                           capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def run_cli_in_process(spark, *args, conf=None):
+    """``dsha.cli.main`` on the suite's session, with ``conf`` set for the call (a borrowed session ignores --conf)."""
+    from dsha.cli import main
+
+    args = [str(a) for a in args] + ["--engine", "spark"]
+    out, err = io.StringIO(), io.StringIO()
+    for k, v in (conf or {}).items():
+        spark.conf.set(k, v)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(args)
+    finally:
+        for k in conf or {}:
+            spark.conf.unset(k)
+    return subprocess.CompletedProcess(["dsha", *args], code, out.getvalue(), err.getvalue())
 
 
 def assert_clean_error(done, *mentions):
@@ -71,15 +93,17 @@ def test_truncated_file_in_a_directory(files):
     assert_clean_error(run_cli("hash", files["truncated_dir"]), "parquet", "part-1", "corrupt", "magic")
 
 
-def test_bad_footer(files):
-    assert_clean_error(run_cli("hash", files["bad_footer"]), "parquet", "bad_footer", "corrupt", "footer")
+def test_bad_footer(spark, files):
+    assert_clean_error(run_cli_in_process(spark, "hash", files["bad_footer"]), "parquet", "bad_footer", "corrupt",
+                       "footer")
 
 
-def test_mangled_page_with_checksum_verification(files):
-    done = run_cli("hash", files["mangled"], "--conf", "spark.hadoop.parquet.page.verify-checksum.enabled=true")
+def test_mangled_page_with_checksum_verification(spark, files):
+    done = run_cli_in_process(spark, "hash", files["mangled"],
+                              conf={"spark.hadoop.parquet.page.verify-checksum.enabled": "true"})
     assert_clean_error(done, "checksum", "crc", "corrupt", "mangled", "parquet")
 
 
-def test_compare_with_a_corrupt_side(files):
-    done = run_cli("compare", files["good"], files["truncated_dir"])
+def test_compare_with_a_corrupt_side(spark, files):
+    done = run_cli_in_process(spark, "compare", files["good"], files["truncated_dir"])
     assert_clean_error(done, "parquet", "part-1", "corrupt", "magic")
