@@ -58,19 +58,22 @@ def test_fingerprint_one_job_and_parts(spark):
 def test_equal_and_reasons(spark):
     a = spark.createDataFrame([(1, "x"), (2, "y")], "id INT, v STRING")
     same = spark.createDataFrame([(2, "y"), (1, "x")], "v_ignored INT, v STRING").toDF("id", "v")
-    assert dsha.equal(a, same)
-    assert dsha.equal(a, same).reason is None
+    equal = dsha.equal(a, same)  # a Comparison: computed once, read as a bool and for its parts
+    assert equal and equal.reason is None
     more = spark.createDataFrame([(1, "x"), (2, "y"), (2, "y")], "id INT, v STRING")
     other_schema = spark.createDataFrame([(1, "x"), (2, "y")], "id BIGINT, v STRING")
     other_content = spark.createDataFrame([(1, "x"), (2, "z")], "id INT, v STRING")
-    assert not dsha.equal(a, more) and dsha.equal(a, more).reason == "row count"
-    assert not dsha.equal(a, other_schema) and dsha.equal(a, other_schema).reason == "schema"
-    assert not dsha.equal(a, other_content) and dsha.equal(a, other_content).reason == "content"
-    assert "row counts differ: 2 vs 3" in dsha.equal(a, more).explain()
-    # Both sides hashed in one query: the same parts as two separate fingerprints, also for a DataFrame and itself.
+    more_rows = dsha.equal(a, more)
+    assert not more_rows and more_rows.reason == "row count"
     both = dsha.equal(a, other_schema)
+    assert not both and both.reason == "schema"
+    content = dsha.equal(a, other_content)
+    assert not content and content.reason == "content"
+    assert "row counts differ: 2 vs 3" in more_rows.explain()
+    # Both sides hashed in one query: the same parts as two separate fingerprints, also for a DataFrame and itself.
     assert (both.left, both.right) == (dsha.fingerprint(a), dsha.fingerprint(other_schema))
-    assert dsha.equal(a, a) and dsha.equal(a, a).left == dsha.fingerprint(a)
+    itself = dsha.equal(a, a)
+    assert itself and itself.left == dsha.fingerprint(a)
 
 
 @pytest.mark.skipif(MODE == "connect", reason="newSession() is for classic sessions")
