@@ -18,6 +18,20 @@ from dsha.arrow._types import _EXTENSION_TYPE, _is, canonical_order
 from dsha.errors import UnsupportedTypeError
 
 
+def put_columns(dst: np.ndarray, at: int, src: np.ndarray) -> None:
+    """dst[:, at:at + w] = src for a C-contiguous (n, W) uint8 ``dst`` and an (n, w) uint8 ``src``: each row's w
+    bytes copied as one w-byte item (both viewed as records) rather than byte by byte, 2-5x faster for the narrow
+    columns of a row matrix."""
+    n, w = src.shape
+    if w == 0 or n == 0:
+        return
+    if not dst.flags.c_contiguous:
+        dst[:, at:at + w] = src
+        return
+    rec = np.dtype({"names": ["v"], "formats": [f"V{w}"], "offsets": [at], "itemsize": dst.shape[1]})
+    dst.view(rec).reshape(n)["v"] = np.ascontiguousarray(src).view(f"V{w}").reshape(n)
+
+
 class Enc:
     """Encoded rows, in one of three forms:
 
@@ -57,11 +71,10 @@ class Enc:
             assert self.raw is not None
             w = int(self.raw.shape[1])
             dst[:, at] = 1
-            dst[:, at + 1:at + 1 + w] = self.raw
+            put_columns(dst, at + 1, self.raw)
             return at + 1 + w
-        w = int(self._mat.shape[1])
-        dst[:, at:at + w] = self._mat
-        return at + w
+        put_columns(dst, at, self._mat)
+        return at + int(self._mat.shape[1])
 
     def lengths(self) -> np.ndarray:
         if self.fixed:
@@ -225,7 +238,7 @@ def _row_pieces(encs: Sequence[Enc], n: int) -> List[pa.Array]:
                 if isinstance(x, Enc):
                     at = x.write_into(m, at)
                 else:
-                    m[:, at:at + x.shape[1]] = x
+                    put_columns(m, at, x)
                     at += x.shape[1]
             pieces.append(large_binary(np.arange(n + 1, dtype=np.int64) * m.shape[1], m))
             run.clear()
@@ -509,6 +522,10 @@ def _child_window(first: np.ndarray, last: np.ndarray, child: pa.Array) -> Tuple
     return child.slice(lo, hi - lo), f, l_
 
 
+# the longest string or binary value that is encoded as a fixed-width slot when all of a batch's values have its length
+_SHORT_FIXED = 64
+
+
 def encode(arr: pa.Array, path: str) -> Enc:
     """Slot bytes (SPEC.md §3.1) of every value of ``arr``."""
     arr = plain(arr)
@@ -527,7 +544,16 @@ def encode(arr: pa.Array, path: str) -> Enc:
         off = np.frombuffer(arr.buffers()[1], dtype=dt, count=arr.offset + n + 1)[arr.offset:].astype(np.int64)
         dbuf = arr.buffers()[2]
         src = np.frombuffer(dbuf, dtype=np.uint8) if dbuf is not None else np.zeros(0, dtype=np.uint8)
-        return _length_prefixed(n, valid, np.diff(off), src, off[:-1], path)
+        lengths = np.diff(off)
+        if valid is None and int(lengths.max()) == int(lengths.min()) <= _SHORT_FIXED:
+            # every value the same short length (flags, codes, ids): fixed-width slots, which join the row matrix
+            # of the fixed columns beside them instead of being two more pieces of Arrow's row join (per-row cost)
+            w = int(lengths[0])
+            raw = np.empty((n, 4 + w), dtype=np.uint8)
+            raw[:, :4] = _u32(lengths[:1], path)
+            put_columns(raw, 4, src[off[0]:off[0] + n * w].reshape(n, w))
+            return Enc(n, raw=raw)
+        return _length_prefixed(n, valid, lengths, src, off[:-1], path)
     if pat.is_map(t):
         return _encode_map(arr, valid, path)
     nested = encode_nested(arr, valid, path, encode)

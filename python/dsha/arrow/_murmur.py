@@ -54,34 +54,6 @@ def _block(h1: np.ndarray, h2: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> Tu
     return h1, h2
 
 
-def _tail(h1: np.ndarray, h2: np.ndarray, k1: np.ndarray, k2: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    # k2/k1 hold the zero-padded tail bytes; zero words leave h unchanged, as in the reference tail step.
-    h2 = h2 ^ _mix_k2(k2)
-    h1 = h1 ^ _mix_k1(k1)
-    return h1, h2
-
-
-def _fmix(k: np.ndarray) -> np.ndarray:
-    k = k ^ (k >> _S33)
-    k = k * _F1
-    k = k ^ (k >> _S33)
-    k = k * _F2
-    return k ^ (k >> _S33)
-
-
-def _final(h1: np.ndarray, h2: np.ndarray, total_len: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    ln = total_len.astype(np.uint64)
-    h1 = h1 ^ ln
-    h2 = h2 ^ ln
-    h1 = h1 + h2
-    h2 = h2 + h1
-    h1 = _fmix(h1)
-    h2 = _fmix(h2)
-    h1 = h1 + h2
-    h2 = h2 + h1
-    return h1, h2
-
-
 def prefix_state(prefix: bytes) -> Tuple[int, int]:
     """(h1, h2) after the full 16-byte blocks of ``prefix`` (whose length must be a multiple of 16), seed 0."""
     if len(prefix) % 16:
@@ -101,26 +73,67 @@ def hash_matrix(mat: np.ndarray, length: int, h0: Tuple[int, int] = (0, 0), extr
     Returns (h1, h2) uint64 arrays."""
     n = mat.shape[0]
     words = np.ascontiguousarray(mat).view("<u8").astype(np.uint64, copy=False)
-    h1 = np.full(n, h0[0], dtype=np.uint64)
-    h2 = np.full(n, h0[1], dtype=np.uint64)
-    nb = length // 16
-    for j in range(nb):
-        h1, h2 = _block(h1, h2, words[:, 2 * j], words[:, 2 * j + 1])
-    h1, h2 = _tail(h1, h2, words[:, 2 * nb], words[:, 2 * nb + 1])
-    return _final(h1, h2, np.full(n, length + extra_len, dtype=np.uint64))
+    return _rounds(words, length // 16, h0, np.full(n, length + extra_len, dtype=np.uint64))
 
 
 def hash_blocks(mat: np.ndarray, blocks: int, lengths: np.ndarray, h0: Tuple[int, int] = (0, 0),
                 extra_len: int = 0) -> Tuple[np.ndarray, np.ndarray]:
     """Hashes the rows of ``mat`` (m, (blocks + 1) * 16) uint8, each ``blocks`` full blocks then a zero-padded tail
     block, of the given true ``lengths``, continuing from state ``h0`` after ``extra_len`` prefix bytes."""
-    words = mat.view("<u8")
-    h1 = np.full(len(mat), h0[0], dtype=np.uint64)
-    h2 = np.full(len(mat), h0[1], dtype=np.uint64)
-    for j in range(blocks):
-        h1, h2 = _block(h1, h2, words[:, 2 * j], words[:, 2 * j + 1])
-    h1, h2 = _tail(h1, h2, words[:, 2 * blocks], words[:, 2 * blocks + 1])
-    return _final(h1, h2, lengths.astype(np.uint64) + _U64(extra_len))
+    return _rounds(mat.view("<u8"), blocks, h0, lengths.astype(np.uint64) + _U64(extra_len))
+
+
+def _rotl_(x: np.ndarray, r: int, tmp: np.ndarray) -> None:
+    """x = rotl(x, r) in place (``tmp``: scratch of x's shape)."""
+    np.left_shift(x, _U64(r), out=tmp)
+    np.right_shift(x, _U64(64 - r), out=x)
+    np.bitwise_or(x, tmp, out=x)
+
+
+def _lane(h: np.ndarray, other: np.ndarray, word: np.ndarray, ca: np.uint64, cb: np.uint64, rk: int, rh: int,
+          add: np.uint64, k: np.ndarray, tmp: np.ndarray, tail: bool) -> None:
+    """One half of a block (``_block``), in place: h ^= mix(word); then, unless in the tail, h = rotl(h) + other,
+    h = h * 5 + add (``k``, ``tmp``: scratch)."""
+    np.multiply(word, ca, out=k)
+    _rotl_(k, rk, tmp)
+    k *= cb
+    h ^= k
+    if not tail:
+        _rotl_(h, rh, tmp)
+        h += other
+        h *= _M5
+        h += add
+
+
+def _rounds(words: np.ndarray, blocks: int, h0: Tuple[int, int], total_len: np.ndarray
+            ) -> Tuple[np.ndarray, np.ndarray]:
+    """MurmurHash3 of the rows of ``words`` (m, 2 * (blocks + 1)) uint64: ``blocks`` full blocks (as ``_block``),
+    the zero-padded tail block, the finalisation; in place on preallocated arrays, so that a block's dozen numpy
+    operations allocate nothing (the temporaries cost about as much as the arithmetic)."""
+    m = len(words)
+    h1 = np.full(m, h0[0], dtype=np.uint64)
+    h2 = np.full(m, h0[1], dtype=np.uint64)
+    k, tmp = np.empty(m, np.uint64), np.empty(m, np.uint64)
+    for j in range(blocks + 1):
+        tail = j == blocks  # the zero-padded tail block: mixed in without the rotations (the reference's tail step)
+        _lane(h1, h2, words[:, 2 * j], C1, C2, 31, 27, _N1, k, tmp, tail)
+        _lane(h2, h1, words[:, 2 * j + 1], C2, C1, 33, 31, _N2, k, tmp, tail)
+    h1 ^= total_len
+    h2 ^= total_len
+    h1 += h2
+    h2 += h1
+    for h in (h1, h2):
+        np.right_shift(h, _S33, out=tmp)
+        h ^= tmp
+        h *= _F1
+        np.right_shift(h, _S33, out=tmp)
+        h ^= tmp
+        h *= _F2
+        np.right_shift(h, _S33, out=tmp)
+        h ^= tmp
+    h1 += h2
+    h2 += h1
+    return h1, h2
 
 
 def large_binary(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
@@ -143,7 +156,9 @@ def hash_joined(pieces: List[pa.Array], lengths: np.ndarray, h0: Tuple[int, int]
     pad_piece = large_binary(pad_offsets, np.zeros(int(pad_offsets[-1]), dtype=np.uint8))
     rows = pc.binary_join_element_wise(*pieces, pad_piece, pa.scalar(b"", pa.large_binary()))
     blocks = lengths // 16
-    order = np.argsort(blocks, kind="stable")
+    # block counts are small: as uint16, numpy's stable sort is a radix sort, several times faster than on int64
+    key = blocks.astype(np.uint16) if n and int(blocks.max()) < (1 << 16) else blocks
+    order = np.argsort(key, kind="stable")
     grouped = rows.take(pa.array(order)) if n > 1 else rows
     # Arrow allocates buffers 64-byte aligned, and every row is a multiple of 16 bytes: each row starts aligned
     offsets = np.frombuffer(grouped.buffers()[1], dtype=np.int64, count=grouped.offset + n + 1)[grouped.offset:]
