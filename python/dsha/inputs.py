@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
 from dsha.core.fingerprint import Fingerprint, PathFingerprint
 from dsha.core.names import did_you_mean
 from dsha.core.paths import check_local, format_of, has_glob_characters, is_glob, reader_options, spark_path
+from dsha.core.phases import step
 from dsha.digests import fingerprint
 from dsha.errors import UsageError
 from dsha.spark.catalog_names import table_not_found
@@ -175,10 +176,14 @@ def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: O
     whole = not columns and not exclude and algorithm is None and key is None  # what per-file states can digest
     if isinstance(x, Table):
         if whole and is_iceberg(spark, x):
-            r = fingerprint_iceberg(_need(spark, x.key), x.name, exact=exact, state=_local_state(state),
-                                    use_cache=use_cache)
+            with step(f"digest {x.name} file by file"):
+                r = fingerprint_iceberg(_need(spark, x.key), x.name, exact=exact, state=_local_state(state),
+                                        use_cache=use_cache)
             return Fingerprinted("table", x.name, None, r.fingerprint, r if exact else None)
-        fp = fingerprint(load(spark, x, columns), exact=exact, algorithm=algorithm, key=key, exclude=exclude)
+        with step(f"plan {x.name}"):
+            df = load(spark, x, columns)
+        with step(f"digest {x.name}"):
+            fp = fingerprint(df, exact=exact, algorithm=algorithm, key=key, exclude=exclude)
         return Fingerprinted("table", x.name, None, fp)
     check_local(x.path)
     fmt = format_of(x.path, x.format, x.force)
@@ -191,14 +196,17 @@ def fingerprint_input(spark: Optional[SparkSessionLike], x: Input, *, columns: O
     per_file = (whole and exact and (not is_connect(session) or update_manifest) and not literal
                 and (state is not None or (fmt != "delta" and not is_glob(x.path))))
     if not per_file:
-        fp = fingerprint(load(session, Path(x.path, fmt, x.force), columns), exact=exact, algorithm=algorithm, key=key,
-                         exclude=exclude)
+        with step(f"plan {x.path}"):  # the reader lists the files and reads the schema
+            df = load(session, Path(x.path, fmt, x.force), columns)
+        with step(f"digest {x.path}"):
+            fp = fingerprint(df, exact=exact, algorithm=algorithm, key=key, exclude=exclude)
         return Fingerprinted("path", x.path, fmt, fp)
-    if fmt == "delta":
-        r = fingerprint_delta(session, x.path, state=_local_state(state), use_cache=use_cache)
-    else:
-        r = fingerprint_files(session, x.path, fmt, state=_hadoop_state(state), update_manifest=update_manifest,
-                              use_cache=use_cache, **reader_options(fmt, x.path))
+    with step(f"digest {x.path} file by file"):  # the files changed since the states were taken are read
+        if fmt == "delta":
+            r = fingerprint_delta(session, x.path, state=_local_state(state), use_cache=use_cache)
+        else:
+            r = fingerprint_files(session, x.path, fmt, state=_hadoop_state(state), update_manifest=update_manifest,
+                                  use_cache=use_cache, **reader_options(fmt, x.path))
     return Fingerprinted("path", x.path, fmt, r.fingerprint, r)
 
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Dict, Optional
 
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
+from dsha.core.phases import step
 from dsha.dependencies import arrow_installed, install_hint, pyspark_sql
 from dsha.errors import UsageError
 from dsha.inputs import Input, Path, as_input, fingerprint_input
@@ -81,7 +82,8 @@ def _arrow_record(x: Path) -> InputRecord:
     fmt = format_of(x.path, x.format, x.force)
     local = local_path(x.path)
     assert local is not None  # engine_for gives the Arrow engine local paths only
-    return InputRecord("path", x.path, fmt, dsha.arrow.fingerprint(local, format=fmt))
+    with step(f"digest {x.path}"):
+        return InputRecord("path", x.path, fmt, dsha.arrow.fingerprint(local, format=fmt))
 
 
 def fingerprint_on(x: object, *, engine: str = "auto", spark: Optional[SparkSessionLike] = None,
@@ -108,7 +110,8 @@ def changes_on(inputs: Inputs, *, store: StoreLike, name: str, version: Optional
         return changed(named, store=store, name=name, version=version, spark=spark or spark_session(master),
                        create_store=create_store)
     st = open_store(store, create=create_store)
-    previous = st.latest(name)  # before reading any data: a bad store fails fast
+    with step("read the store's last record"):
+        previous = st.latest(name)  # before reading any data: a bad store fails fast
     current = Record(name, {k: _arrow_record(x) for k, x in named.items() if isinstance(x, Path)}, version)
     return Changes(previous, current, st)
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Mapping, 
 from dsha.core.code_version import code_version
 from dsha.core.fingerprint import Comparison
 from dsha.core.lineage import emit_recorded
+from dsha.core.phases import step
 from dsha.dependencies import pyspark_sql
 from dsha.errors import DshaWarning
 from dsha.inputs import Input, Path, Table, as_input, fingerprint_input, is_dataframe
@@ -162,7 +163,8 @@ class Changes:
         behind it: the latest write wins, whatever the writers' clocks say. With an OpenLineage client configured,
         emits the record's inputs and their ``dsha`` facets (``dsha.core.lineage``)."""
         record = dataclasses.replace(self.current, recorded_ns=time.time_ns())
-        recorded = self.store.put(record) or record
+        with step("write the record to the store"):
+            recorded = self.store.put(record) or record
         emit_recorded(recorded.name, {k: (i.kind, i.source, i.fingerprint) for k, i in recorded.inputs.items()})
         return recorded
 
@@ -178,7 +180,8 @@ def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[st
     named = _named(inputs)
     spark = _session(spark, named)
     st = open_store(store, spark, create=create_store)
-    previous = st.latest(name)  # before any Spark job: a bad store fails fast
+    with step("read the store's last record"):
+        previous = st.latest(name)  # before any Spark job: a bad store fails fast
     before = previous.inputs if previous else {}
     current = Record(name, {k: _fingerprint_input(spark, x, before.get(k), exact) for k, x in named.items()},
                      version)

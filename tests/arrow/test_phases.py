@@ -3,8 +3,17 @@ activates one when stderr is a terminal (not with --quiet or --json) or when ask
 import io
 import os
 import pty
+import re
+import subprocess
+import sys
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import dsha.arrow
 from dsha.core.phases import Phases, reporting, step, timed, wanted
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Terminal(io.StringIO):
@@ -58,3 +67,66 @@ def test_steps_print_one_line_each_with_their_time_only_when_reported():
         with step("read the rows shown"):
             pass
     assert instant.getvalue() == "dsha: read the rows shown: 0.02 s\n"
+
+
+# The phase lines of a real `python -m dsha` process (the Arrow engine: no JVM, about a second each): on the terminal
+# its stderr is, never on stdout; nothing of them when stderr is a file and --phases is not given.
+PHASE = re.compile(r"^dsha: (.+): \d+\.\d\d s$")
+
+
+def _dsha(*args, stderr):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))  # this checkout's dsha, not an installed one
+    return subprocess.run([sys.executable, "-m", "dsha", *map(str, args)], stdout=subprocess.PIPE, stderr=stderr,
+                          stdin=subprocess.DEVNULL, env=env, timeout=120, check=False)
+
+
+def _on_a_terminal(*args):
+    """Runs dsha with stderr on a pseudo-terminal: (exit code, stdout, what the terminal showed)."""
+    primary, secondary = pty.openpty()
+    try:
+        done = _dsha(*args, stderr=secondary)
+        os.close(secondary)
+        secondary = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 4096)
+            except OSError:  # EIO: the terminal's other side is closed and all was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+        if secondary >= 0:
+            os.close(secondary)
+    return done.returncode, done.stdout.decode(), shown.decode().replace("\r\n", "\n")
+
+
+def _phases(text):
+    """The phase lines a person sees: of each line, what follows its last carriage return (the progress count,
+    redrawn in place, is cleared before a step's line)."""
+    seen = [line.rsplit("\r", 1)[-1].replace("\033[K", "") for line in text.split("\n")]
+    return [m.group(1) for m in map(PHASE.match, seen) if m]
+
+
+def test_a_real_process_shows_its_phases_on_the_terminal_only(tmp_path):
+    data = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"id": list(range(5000)), "s": [str(i) for i in range(5000)]}), data)
+    digest = dsha.arrow.fingerprint(str(data)).digest
+    code, out, shown = _on_a_terminal("hash", data, "--engine", "arrow")
+    assert code == 0, shown
+    assert out.splitlines()[0] == digest and "dsha:" not in out
+    assert _phases(shown) == [f"digest {data}"], shown
+    store = tmp_path / "store"
+    code, out, shown = _on_a_terminal("record", "daily", data, "--store", store, "--create-store", "--engine", "arrow")
+    assert code == 0, shown
+    assert out == f"{digest}  {data}  (5000 rows)\n"
+    assert f"digest {data}" in _phases(shown) and f"recorded daily in {store}" in shown, shown
+    # stderr a file, --phases not given: no phase line (the record's own line is not one)
+    with open(tmp_path / "err", "w+b") as err:
+        done = _dsha("check", "daily", data, "--store", store, "--engine", "arrow", stderr=err)
+        err.seek(0)
+        written = err.read().decode()
+    assert done.returncode == 0 and done.stdout.decode().startswith("unchanged since "), written
+    assert _phases(written) == [] and written == "", written

@@ -55,8 +55,9 @@ def main(argv: Optional[List[str]] = None, *, spark: Optional[SparkSessionLike] 
     ``--master`` and ``--conf`` (its JVM's start-up warnings filtered out unless ``--verbose``) and stops it when the
     command ends. ``--engine arrow`` (or ``auto``, where it applies) needs no session."""
     args = parser().parse_args(argv)
-    # a line per step with its time (starting Spark, the steps of a diff), for a person at a terminal (core/phases)
-    shown = wanted(sys.stderr, getattr(args, "phases", False), quiet=args.quiet or args.json)
+    # a line per step with its time (starting Spark, planning and digesting each input, reading and writing the
+    # store, the steps of a diff), for a person at a terminal or asked with --phases (core/phases)
+    shown = wanted(sys.stderr, args.phases, quiet=args.quiet or args.json)
     try:
         with reporting(Phases() if shown else None):
             return _run(args, spark)

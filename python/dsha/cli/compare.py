@@ -10,6 +10,7 @@ from dsha.cli import exit_codes
 from dsha.cli.engine import arrow_fingerprint
 from dsha.cli.output import dsha_warnings_printed, print_compare
 from dsha.core.fingerprint import Comparison
+from dsha.core.phases import step
 from dsha.digests import equal
 from dsha.inputs import load
 
@@ -39,10 +40,11 @@ def _exit(cmp: Comparison) -> int:
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     started = time.time()
     cols = options.columns(args)
-    with dsha_warnings_printed():  # a note on sidecars left out: one line per path
+    with dsha_warnings_printed(), step("plan both inputs"):  # a note on sidecars left out: one line per path
         left, right = (load(spark, options.source_input(s, args.format, args.force), cols)
                        for s in (args.left, args.right))
-    cmp = equal(left, right, exclude=options.excluded(args), **options.algorithm_args(args))
+    with step("digest both inputs"):  # one job per side
+        cmp = equal(left, right, exclude=options.excluded(args), **options.algorithm_args(args))
     print_compare(args, "spark", cmp, time.time() - started)
     return _exit(cmp)
 

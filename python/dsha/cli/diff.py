@@ -45,10 +45,6 @@ def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
     d.add_argument("--column-digests", action="store_true",
                    help="also each column's digest in the first pass: which columns differ, before rows are read "
                         "(one more hash per value)")
-    d.add_argument("--phases", action="store_true",
-                   help="a line per step on stderr with its time (start Spark, sketch both sides and decode the "
-                        "difference, read the differing rows, ...) also when stderr is not a terminal; on a terminal "
-                        "they are shown unless --quiet or --json")
     d.add_argument("--max-cells", type=int, default=None, metavar="CELLS",
                    help="the largest sketch before the diff falls back to a join (default 786432: about 600,000 "
                         "differing rows)")

@@ -12,6 +12,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 from dsha.cli.args import algorithm_args, excluded
 from dsha.core.fingerprint import Fingerprint
 from dsha.core.paths import format_of, is_glob, local_path
+from dsha.core.phases import step
 from dsha.dependencies import arrow_installed, install_hint, installed
 from dsha.errors import UsageError
 from dsha.inputs import resolve_columns
@@ -112,8 +113,9 @@ def arrow_fingerprint(source: str, args: argparse.Namespace) -> Tuple[Fingerprin
         def progress(rows: int) -> None:
             print(f"\rdsha: {rows:,} rows hashed ({time.time() - started:.1f} s)", end="", file=sys.stderr,
                   flush=True)
-    fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress, exclude=excluded(args),
-                                **algorithm_args(args))
-    if progress is not None:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    with step(f"digest {source}"):
+        fp = dsha.arrow.fingerprint(path, columns=columns, format=fmt, progress=progress, exclude=excluded(args),
+                                    **algorithm_args(args))
+        if progress is not None:  # cleared before the step's line
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
     return fp, time.time() - started

@@ -84,6 +84,10 @@ def parser() -> argparse.ArgumentParser:
     common.add_argument("--json", action="store_true", help="print the result as JSON")
     common.add_argument("--quiet", action="store_true", help="no progress bar")
     common.add_argument("--verbose", action="store_true", help="show Spark's logs and stack traces")
+    common.add_argument("--phases", action="store_true",
+                        help="a line per step on stderr with its time (start Spark, plan and digest each input, read "
+                             "and write the store, the steps of a diff) also when stderr is not a terminal; on a "
+                             "terminal they are shown unless --quiet or --json")
     sub = p.add_subparsers(dest="command", required=True)
     hash.add_parser(sub, common)
     compare.add_parser(sub, common)
