@@ -19,7 +19,15 @@ from dsha.core.code_version import code_version
 from dsha.core.fingerprint import Comparison, Fingerprint, PathFingerprint
 from dsha.core.states import merge
 from dsha.digests import equal, fingerprint, state
-from dsha.errors import DiffError, DshaNotLoadedError, DshaWarning, StateError, StoreError, UnsupportedSparkError
+from dsha.errors import (
+    DiffError,
+    DshaNotLoadedError,
+    DshaWarning,
+    StateError,
+    StoreError,
+    TableNotFoundError,
+    UnsupportedSparkError,
+)
 from dsha.inputs import Path, Table, fingerprint_path
 from dsha.jarfree.diff import diff
 from dsha.skip import Change, Changes, changed, record, run_if_changed, skip_if_unchanged
@@ -64,6 +72,7 @@ __all__ = [
     "StateError",
     "StoreError",
     "Table",
+    "TableNotFoundError",
     "UnsupportedSparkError",
     "changed",
     "code_version",

@@ -45,7 +45,15 @@ class UsageError(Exception):
 
 class TableNotFoundError(LookupError):
     """A table or view that the session's catalog does not have (Spark's ``TABLE_OR_VIEW_NOT_FOUND``, raised from
-    it), in one line with the catalog's closest names."""
+    it), in one line with the catalog's closest names.
+
+    Where pyspark 3.4 or later is installed, what dsha raises is also pyspark's ``AnalysisException`` (a subclass of
+    both, made where dsha imports pyspark: ``import dsha`` needs no pyspark), so ``except AnalysisException`` and
+    ``except dsha.TableNotFoundError`` both catch it; without pyspark it is this class alone. It is raised where dsha
+    reads a table by its name (``dsha.Table("t")`` or ``"table:t"`` inputs of ``dsha.changed``/``dsha.record``, the
+    CLI's ``table:`` and ``--table``) and for a Spark Connect ``spark.table("t")``, which Spark reads only when dsha's
+    query runs. A classic ``spark.table("typo")`` fails in pyspark (its own ``AnalysisException``, no closest names)
+    before ``dsha.fingerprint`` is called."""
 
 
 class MissingDependencyError(ModuleNotFoundError):

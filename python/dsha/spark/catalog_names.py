@@ -3,9 +3,10 @@ mean"), wherever dsha reads a table by name (``table:NAME`` inputs) or runs the 
 Connect ``spark.table(...)`` is read only when dsha's query runs)."""
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Type
 
 from dsha.core.names import did_you_mean
 from dsha.dependencies import pyspark_sql
@@ -49,8 +50,27 @@ def table_not_found(spark: Optional[SparkSessionLike], error: BaseException,
             suggestion = did_you_mean([name], [n for n in _catalog_names(spark, name) if n.lower() != name.lower()])
         except Exception:  # a catalog that cannot list: no suggestion
             suggestion = ""
-    return TableNotFoundError(f"[TABLE_OR_VIEW_NOT_FOUND] no table or view {name} in the session's catalog"
-                              f"{suggestion}")
+    return _error_class()(f"[TABLE_OR_VIEW_NOT_FOUND] no table or view {name} in the session's catalog{suggestion}")
+
+
+@functools.cache
+def _error_class() -> Type[TableNotFoundError]:
+    """``TableNotFoundError`` that is also pyspark's ``AnalysisException`` (what a PySpark user catches for a missing
+    table), made here, where pyspark is imported, so that ``import dsha`` needs no pyspark (tests/layers)."""
+    try:
+        from pyspark.errors import AnalysisException
+    except ImportError:  # pyspark before 3.4: the dsha error alone
+        return TableNotFoundError
+
+    class SparkTableNotFoundError(TableNotFoundError, AnalysisException):  # type: ignore[misc]
+        __doc__ = TableNotFoundError.__doc__
+
+        def __init__(self, message: str) -> None:
+            AnalysisException.__init__(self, message)  # a message, no error class: str() is the message
+
+    SparkTableNotFoundError.__module__ = TableNotFoundError.__module__
+    SparkTableNotFoundError.__qualname__ = SparkTableNotFoundError.__name__ = "TableNotFoundError"
+    return SparkTableNotFoundError
 
 
 def active_session() -> Any:
