@@ -1,6 +1,7 @@
 """The blocks of the documentation site (docs/*.md) that README's rule does not run (they need a cluster, a lake
 or TPC-H data: tests/docs/test_readme.py runs README's): each ```python block is valid Python and each ```bash block
 valid shell, so that a page never shows code that cannot run as written. Signatures are shown in ```text blocks.
+The blocks marked ``<!-- run: arrow -->`` also run, on the Arrow engine (tests/arrow/test_docs_arrow_blocks.py).
 
     .venv/spark-4.3.0/bin/python -m pytest -q tests/docs/test_docs_blocks.py
 """
