@@ -2,6 +2,7 @@
 against a second computation (Python's Counter over the rows' values), through the first sketch, a second larger
 one and the fallback of counted digests; the CLI chooses the Arrow engine by itself for local typed files."""
 import json
+import os
 import random
 from collections import Counter
 
@@ -120,3 +121,17 @@ def test_cli_diff_what_needs_spark_is_one_line(files):
     lines = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(lines) == 1, out.stderr
     assert lines[0].startswith("dsha: error: --key pairs rows with the Spark engine, and pyspark is not installed")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="a pseudo file system in which nothing can be made")
+def test_an_output_that_cannot_be_made_fails_before_the_diff_runs(files, capsys):
+    """--output's parent cannot be created although the permission bits allow it (as root, /proc is writable by
+    them): one error line, exit 2, before anything of the diff is computed or printed (in-process: no JVM either way)."""
+    from dsha.cli import main
+
+    root, _, _ = files
+    assert main(["diff", str(root / "a"), str(root / "b.arrow"), "--output", "/proc/dsha-no-such/out"]) == 2
+    out, err = capsys.readouterr()
+    why = ("nothing can be created in /proc (No such file or directory)" if os.access("/proc", os.W_OK | os.X_OK)
+           else "/proc is not writable")  # root / anyone else
+    assert (out, err) == ("", f"dsha: error: --output /proc/dsha-no-such/out cannot be made: {why}\n")

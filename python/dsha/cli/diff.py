@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
@@ -94,6 +95,10 @@ def _check_new(option: str, local: str, kind: str, done: str, parents_made: bool
         raise UsageError(f"{option} cannot be {done}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UsageError(f"{option} cannot be {done}: {parent} is not writable")
+    try:  # what the permission bits do not tell (root, a read-only or pseudo file system): a directory made, removed
+        os.rmdir(tempfile.mkdtemp(prefix=".dsha-probe-", dir=parent))
+    except OSError as e:
+        raise UsageError(f"{option} cannot be {done}: nothing can be created in {parent} ({e.strerror})") from None
 
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
