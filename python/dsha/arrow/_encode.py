@@ -267,7 +267,14 @@ def _row_pieces(encs: Sequence[Enc], n: int) -> List[pa.Array]:
 def hash_rows_joined(encs: Sequence[Enc], n: int, h0: Tuple[int, int] = (0, 0), extra_len: int = 0
                      ) -> Tuple[np.ndarray, np.ndarray]:
     """hash_rows for rows of different lengths (strings, nulls, nested values): Arrow joins each row's slots."""
-    lengths = np.sum([e.lengths() for e in encs], axis=0) if encs else np.zeros(n, dtype=np.int64)
+    lengths = np.zeros(n, dtype=np.int64)
+    fixed = 0  # the fixed widths added once, not as an array each
+    for e in encs:
+        if e.fixed:
+            fixed += e.width
+        else:
+            lengths += e.lengths()
+    lengths += fixed
     return hash_joined(_row_pieces(encs, n), lengths, h0, extra_len)
 
 
@@ -422,9 +429,11 @@ def _fixed_value(arr: pa.Array, valid: Optional[np.ndarray], path: str) -> Optio
             m[:, :8] = _bytes_matrix(v, "<i8")
             m[:, 8:] = np.where(v < 0, 0xFF, 0).astype(np.uint8)[:, None]
             return m
+        if t.precision <= 18:  # the low 8 bytes, copied as one int64 a value (a byte-wise strided copy is slower)
+            return _bytes_matrix(_values(arr, np.dtype([("lo", "<u8"), ("rest", f"V{width - 8}")]))["lo"], "<u8")
         raw = _values(arr, np.dtype((np.uint8, width)))
         raw = raw.reshape(n, width)
-        return np.ascontiguousarray(raw[:, :8] if t.precision <= 18 else raw[:, :16])
+        return np.ascontiguousarray(raw[:, :16])
     if pat.is_date32(t):
         return _bytes_matrix(_values(arr, "<i4"), "<i4")
     if pat.is_date64(t):
