@@ -1,5 +1,9 @@
 package io.dsha.algorithm.secure;
 
+import java.nio.ByteOrder;
+
+import org.apache.spark.unsafe.Platform;
+
 import io.dsha.algorithm.RowHasher;
 import io.dsha.hash.ByteBufferSink;
 
@@ -10,6 +14,7 @@ import io.dsha.hash.ByteBufferSink;
  * Row digests are read back as little-endian words.
  */
 public abstract class BufferedRowHasher extends ByteBufferSink implements RowHasher {
+  private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
   private final byte[] schemaDigest;
 
   protected BufferedRowHasher(byte[] schemaDigest) {
@@ -34,9 +39,9 @@ public abstract class BufferedRowHasher extends ByteBufferSink implements RowHas
   /** Computes the digest of {@code schemaDigest() || row[0, length)}. */
   protected abstract void digest(byte[] row, int length);
 
+  /** The little-endian word at {@code b[at, at + 8)}, which the caller knows is inside {@code b}. */
   static long wordLE(byte[] b, int at) {
-    long v = 0;
-    for (int k = 7; k >= 0; k--) v = (v << 8) | (b[at + k] & 0xffL);
-    return v;
+    final long v = Platform.getLong(b, Platform.BYTE_ARRAY_OFFSET + at);
+    return LITTLE_ENDIAN ? v : Long.reverseBytes(v);
   }
 }
