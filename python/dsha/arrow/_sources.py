@@ -178,13 +178,41 @@ def column_names(path: Any, format: Optional[str] = None, partitioning: Optional
     return list(open_dataset(path, format=format, partitioning=partitioning).schema.names)
 
 
+def _combined(small: List[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    if len(small) == 1:
+        yield small[0]
+        return
+    try:
+        yield from pa.Table.from_batches(small).combine_chunks().to_batches()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):  # e.g. dictionaries Arrow cannot unify: as they came
+        yield from small
+
+
 def _rebatch(batches: Iterable[pa.RecordBatch], batch_size: int) -> Iterator[pa.RecordBatch]:
+    """Batches of at most ``batch_size`` rows; runs of small ones (under a quarter of it, as Spark's mapInArrow and
+    Sail hand them: 8-10K rows) combined into one of about half of it or more. A batch costs the hash a fixed number
+    of numpy calls, each holding the GIL between its loops: threads hashing small batches in one process (Sail runs
+    every partition's Python in its own) spend their time handing the GIL over (2 threads, lineitem in 8K-row
+    batches: 2.2-3.0 s; combined by 8: 1.5 s)."""
+    small: List[pa.RecordBatch] = []
+    rows = 0
     for b in batches:
-        if b.num_rows <= batch_size:
+        if small and (b.num_rows >= batch_size // 4 or not b.schema.equals(small[0].schema)):
+            yield from _combined(small)
+            small, rows = [], 0
+        if b.num_rows < batch_size // 4:
+            small.append(b)
+            rows += b.num_rows
+            if rows >= batch_size // 2:
+                yield from _combined(small)
+                small, rows = [], 0
+        elif b.num_rows <= batch_size:
             yield b
         else:
             for i in range(0, b.num_rows, batch_size):
                 yield b.slice(i, batch_size)
+    if small:
+        yield from _combined(small)
 
 
 def _polars_lazy(lf: Any, batch_size: int) -> Any:
