@@ -88,6 +88,9 @@ def test_a_row_count_of_2_to_the_63_or_more(spark):
     assert r.d == ref.finalise_state(state)
     assert r.f.rows == rows - (1 << 64) < 0
     assert dsha.Fingerprint.from_state(state).rows == rows  # Python's u64
+    from dsha.spark.digests import _from_struct  # what dsha.fingerprint / dsha.equal build from SQL's struct
+
+    assert _from_struct(r.f) == dsha.Fingerprint.from_state(state)
 
 
 class Cents(T.UserDefinedType):

@@ -56,7 +56,9 @@ def columns_of(cols: Tuple[ColumnOrName, ...], columns: Columns) -> List[ColumnO
 
 
 def _from_struct(f: Any) -> Fingerprint:
-    return Fingerprint(digest=f["digest"], rows=int(f["rows"]), schema_digest=f["schema_digest"],
+    """A Fingerprint from SQL's struct: its BIGINT ``rows`` is the u64 count read as two's complement (SPEC §11),
+    turned back into the u64 that ``Fingerprint.from_state`` and the digest carry."""
+    return Fingerprint(digest=f["digest"], rows=int(f["rows"]) % (1 << 64), schema_digest=f["schema_digest"],
                        content_sum=f["content_sum"], schema=f["schema"], algorithm=f["algorithm"])
 
 
