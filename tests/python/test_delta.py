@@ -198,6 +198,19 @@ def dsha_lit(spark):
 
 
 @child
+def test_a_user_column_named_metadata_is_refused_not_hashed_wrongly(dspark, tmp_path):
+    """A user column ``_metadata`` hides Spark's metadata column the per-file reads group by: a struct with a
+    ``file_path`` field grouped every row under the user's value and the files' states came back empty (a digest
+    other than the full read's, exit 0). Now a one-line error naming the column and the whole-table call."""
+    spark = dspark
+    path = str(tmp_path / "m")
+    spark.sql("SELECT id, named_struct('file_path', 'x') AS _metadata FROM range(5)").write.format("delta").save(path)
+    assert _oracle(spark, path)  # the full read works
+    with pytest.raises(ValueError, match=r"column named '_metadata'.*dsha.fingerprint\(spark.read"):
+        dsha.fingerprint_delta(spark, path)
+
+
+@child
 def test_no_cache_and_empty_table(dspark, tmp_path):
     spark = dspark
     path = str(tmp_path / "e")

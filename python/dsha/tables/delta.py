@@ -133,6 +133,11 @@ def _read_states(spark: Any, log: Any, snap: Any, table_uri: str, paths: List[st
     """One Spark job: the state of each of ``paths`` (log paths) at this version, deletion vectors applied.
     Reads just those files (a DataFrame over their AddFiles, as Delta's own DML does); a file without rows has
     None."""
+    clash = [n for n in df_full.columns if n.lower() == "_metadata"]
+    if clash and len(paths):
+        raise ValueError(f"dsha.fingerprint_delta: {table_uri} has a column named {clash[0]!r}, which hides the "
+                         "_metadata column dsha's per-file reads group by: hash it whole with "
+                         "dsha.fingerprint(spark.read.format('delta').load(path))")
     jvm = spark.sparkContext._jvm
     df = None
     try:

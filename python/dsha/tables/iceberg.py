@@ -234,6 +234,11 @@ def _read_states(spark: Any, table: str, snapshot: int, pinned: bool, columns: L
     out: Dict[str, Optional[bytes]] = {p: None for p in paths}
     if not paths:
         return out
+    clash = [c for c in columns if c.lower() == "_file"]
+    if clash:
+        raise ValueError(f"dsha.fingerprint_iceberg: {table} has a column named {clash[0]!r}, which the _file "
+                         "metadata column dsha's per-file reads group by would clash with: hash it whole with "
+                         f"dsha.fingerprint(spark.table({table!r}))")
     cols = [F.col(_q(c)) for c in columns]
     if pinned:
         df = spark.sql(f"SELECT _file, * FROM {table} VERSION AS OF {int(snapshot)}")
