@@ -32,8 +32,7 @@ def _multiset(df):
 
 @CLASSIC_ONLY
 def test_fingerprint_and_equal_are_those_of_the_dropped_frames(spark):
-    """On both engines alike: the columns are dropped (a select) before the engine is chosen (dsha/digests.py); the
-    Connect pass runs the diff, whose passes differ by transport."""
+    """On both engines alike: the columns are dropped (a select) before the engine is chosen (dsha/digests.py)."""
     left, right = _frames(spark)
     assert dsha.fingerprint(left, exclude=["_ingested_at"]) == dsha.fingerprint(left.drop("_ingested_at"))
     assert dsha.fingerprint(left, columns=["id", "price", "name"], exclude="NAME") == \
@@ -44,8 +43,11 @@ def test_fingerprint_and_equal_are_those_of_the_dropped_frames(spark):
     assert both.left.schema == dsha.arrow.canonical_schema(pa.schema([("id", pa.int32()), ("name", pa.string())]))
 
 
+@CLASSIC_ONLY
 def test_diff_is_except_all_of_the_dropped_frames(spark):
-    """The jar's passes, then the jar-free ones (engine="python"), against exceptAll of the dropped frames."""
+    """The jar's passes, then the jar-free ones (engine="python"), against exceptAll of the dropped frames. Classic
+    pass only: the columns are dropped by a select before either path runs (spark/frames.excluding), whatever the
+    transport; test_diff and test_jarfree_diff run both paths on Spark Connect."""
     left, right = _frames(spark)
     l_dropped, r_dropped = left.drop("_ingested_at"), right.drop("_ingested_at")
     only = _multiset(l_dropped.exceptAll(r_dropped)), _multiset(r_dropped.exceptAll(l_dropped))
