@@ -19,7 +19,6 @@ start; results in bench/results/results-jarfree-sf<SF>.md and .json. The interpr
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,9 @@ import time
 
 from common import RESULTS, ROOT, loadavg, log, sf_label, write_results
 from data import ensure_lineitem
+
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from spark_conf import connect_server_listens  # noqa: E402  (shared with tests/python/test_thin_client.py)
 
 SF1_DIGEST = "f81b4f50120cc141bbce570c2e4c6f90b789d595dbb9b2d6826fbb29322d6fbbeb5d098043b"
 WHERE = ("jar", "spark-connect", "sail")
@@ -72,16 +74,8 @@ def child(where, path, rounds, url):
 
 
 def _listening(url, seconds=300):
-    host, port = url[len("sc://"):].split("/")[0].split(":")
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            socket.create_connection((host, int(port)), 1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"the Spark Connect server {url} did not listen within {seconds} s")
-            time.sleep(0.5)
+    if not connect_server_listens(url, seconds):
+        raise SystemExit(f"the Spark Connect server {url} did not listen within {seconds} s")
 
 
 def _run_child(where, path, rounds, url=""):

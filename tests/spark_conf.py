@@ -2,6 +2,8 @@
 on sys.path)."""
 import json
 import os
+import socket
+import time
 
 ROW_BYTES = "spark.dsha.hashRowBytes"
 # Settings every test session starts with, so that every Spark line behaves as Spark 4 does by default: Spark 3.5
@@ -29,3 +31,18 @@ def sql_conf(spark, settings: dict):
 def codegen(spark, mode: str):
     """sql_conf for one of CODEGEN_MODES."""
     return sql_conf(spark, CODEGEN_MODES[mode])
+
+
+def connect_server_listens(url: str, seconds: float) -> bool:
+    """Whether the Spark Connect server at ``url`` (sc://HOST:PORT[/...]) accepts connections within ``seconds``:
+    dev/connect-server returns before its server listens."""
+    host, port = url[len("sc://"):].split("/")[0].split(":")
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection((host, int(port)), 1).close()
+            return True
+        except OSError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)

@@ -14,13 +14,12 @@ import json
 import os
 import pickle
 import random
-import socket
 import subprocess
-import time
 
 import pytest
 
 from conftest import MODE, child_env
+from spark_conf import connect_server_listens
 
 SERVER, CLIENT = os.environ.get("DSHA_CONNECT_SERVER"), os.environ.get("DSHA_CLIENT_ENV")
 pytestmark = pytest.mark.skipif(MODE == "connect", reason="the expected digests come from the classic session")
@@ -76,17 +75,9 @@ def sail():
 
 def _wait_for_the_server(url, seconds=240):
     """dev/connect-server returns before the server listens (its start overlaps the tests before this one)."""
-    host, port = url[len("sc://"):].split("/")[0].split(":")
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            socket.create_connection((host, int(port)), 1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline:
-                pytest.fail(f"the Spark Connect server {url} did not listen within {seconds} s (its log: the "
-                            f"directory dev/connect-server printed, logs/)")
-            time.sleep(0.5)
+    if not connect_server_listens(url, seconds):
+        pytest.fail(f"the Spark Connect server {url} did not listen within {seconds} s (its log: the "
+                    f"directory dev/connect-server printed, logs/)")
 
 
 @pytest.fixture(scope="module")
