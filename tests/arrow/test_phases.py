@@ -6,12 +6,15 @@ import pty
 import re
 import subprocess
 import sys
+import warnings
+from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 import dsha.arrow
 from dsha.core.phases import Phases, reporting, step, timed, wanted
+from dsha.errors import DshaWarning
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -130,3 +133,52 @@ def test_a_real_process_shows_its_phases_on_the_terminal_only(tmp_path):
         written = err.read().decode()
     assert done.returncode == 0 and done.stdout.decode().startswith("unchanged since "), written
     assert _phases(written) == [] and written == "", written
+
+
+def _rows_of(table):
+    return Counter(tuple(sorted(r.items())) for r in table.to_pylist())
+
+
+def test_the_arrow_diffs_steps_each_pass_and_the_fallback(tmp_path):
+    from dsha.arrow.diff import diff
+
+    left = pa.table({"id": list(range(300)), "v": [i % 7 for i in range(300)]})
+    right = pa.table({"id": list(range(100, 400)), "v": [i % 7 for i in range(100, 400)]})
+    expected_left = _rows_of(left) - _rows_of(right)
+    expected_right = _rows_of(right) - _rows_of(left)
+    for cells, max_cells, steps in [
+            (49152, 786432, ["sketch both sides, decode the difference", "read the differing rows"]),
+            # 16 cells cannot decode 200 differing rows, a sketch of at most 16 is all that is allowed: the fallback
+            (16, 16, ["sketch both sides, decode the difference", "count every row digest of both inputs",
+                      "read the differing rows"])]:
+        out = io.StringIO()
+        with reporting(Phases(out, shortest=0.0)), warnings.catch_warnings():
+            warnings.simplefilter("ignore", DshaWarning)  # the fallback's warning
+            d = diff(left, right, cells=cells, max_cells=max_cells)
+        assert [line.rsplit(": ", 1)[0] for line in out.getvalue().splitlines()] == [f"dsha: {s}" for s in steps]
+        assert (_rows_of(d.only_left), _rows_of(d.only_right)) == (expected_left, expected_right)
+        assert d.method.startswith("sketch" if cells == 49152 else "join")  # which path ran: the steps say the same
+
+
+def test_a_real_arrow_diff_shows_its_phases_on_the_terminal_only(tmp_path):
+    left, right = tmp_path / "left.parquet", tmp_path / "right.parquet"
+    n = 400_000  # enough rows for each step to take more than 10 ms (shorter ones get no line): reading the
+    # differing rows of 200,000 took 20 ms here
+    ids = pa.array(range(n), pa.int64())
+    pq.write_table(pa.table({"id": ids, "s": ids.cast(pa.string())}), left)
+    pq.write_table(pa.table({"id": ids, "s": [str(i) if i % 80_000 else "x" for i in range(n)]}), right)
+    code, out, shown = _on_a_terminal("diff", left, right, "--engine", "arrow")
+    assert code == 1, shown  # different
+    assert out.splitlines()[:2] == [f"{dsha.arrow.fingerprint(str(left)).digest}  {left}",
+                                    f"{dsha.arrow.fingerprint(str(right)).digest}  {right}"], out
+    steps = _phases(shown)
+    assert steps[:2] == ["sketch both sides, decode the difference", "read the differing rows"], shown
+    assert set(steps[2:]) <= {"count the differing values per column", "read the rows shown"}, shown  # under 10 ms
+    assert "dsha:" not in out
+    # stderr a file: the same stdout, no phase line (only the time line)
+    with open(tmp_path / "err", "w+b") as err:
+        done = _dsha("diff", left, right, "--engine", "arrow", stderr=err)
+        err.seek(0)
+        written = err.read().decode()
+    assert done.returncode == 1 and done.stdout.decode() == out, written
+    assert _phases(written) == [] and written.startswith("time: ") and written.count("\n") == 1, written

@@ -24,7 +24,8 @@ from dsha.arrow.sketch import build, digests_and_words, rows_in
 from dsha.core.algorithms import DEFAULT as ALGORITHM
 from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain
 from dsha.core.names import name_list, without_excluded
-from dsha.core.sketch import Decoded, Sketch, decode_smallest
+from dsha.core.phases import step, timed
+from dsha.core.sketch import Decoded, Difference, Sketch, decode_smallest
 from dsha.core.sketch_sizes import fallback_method, next_size, sketch_method
 from dsha.errors import DiffError, DshaWarning
 
@@ -194,14 +195,11 @@ def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, colu
                          schema_difference=_schema_changes(a.schema, b.schema))
     by_lower = {c.lower(): c for c in b.columns}
     b = _Input(right, [c if c in b.columns else by_lower[c.lower()] for c in a.columns], b.options)  # left's order
-    sketches = _sketches(a, b, cells, column_digests)
-    la, lb = sketches
+    la, lb, difference, decoded = _sketch_pass(a, b, cells, column_digests)
     out = ArrowDiff(la.digest == lb.digest, la.rows, lb.rows, la.digest, lb.digest,
                     column_digests={c.name: la.column_digest(c) == dict((d.name, lb.column_digest(d))
                                                                         for d in lb.columns).get(c.name)
                                     for c in la.columns})
-    difference = la.minus(lb)
-    decoded = decode_smallest(difference)
     out.sketch_cells = difference.cells
     if out.equal:
         out.only_left, out.only_right = a.schema.empty_table(), b.schema.empty_table().rename_columns(a.columns)
@@ -213,9 +211,7 @@ def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, colu
         if size > max_cells:
             break
         passes += 1
-        la, lb = _sketches(a, b, size, False)
-        difference = la.minus(lb)
-        decoded = decode_smallest(difference)
+        la, lb, difference, decoded = _sketch_pass(a, b, size, False)
     if decoded.success:
         out.method = sketch_method(passes)
         out.sketch_cells, out.cells_used, out.distinct_differences = difference.cells, decoded.cells, len(
@@ -224,17 +220,25 @@ def diff(left: Any, right: Any, columns: Optional[Sequence[str]] = None, *, colu
         return out
     out.method = fallback_method(int(decoded.estimate or 0), max_cells)
     warnings.warn(f"dsha diff: {out.method}; every row digest of both inputs is counted", DshaWarning, stacklevel=2)
-    counts = _counted(a)
-    counts.subtract(_counted(b))
+    with step("count every row digest of both inputs"):
+        counts = _counted(a)
+        counts.subtract(_counted(b))
     entries: Dict[bytes, Tuple[int, Optional[int]]] = {bytes(d): (n, None) for d, n in counts.items() if n}
     _fetch(out, a, b, Decoded(True, 0, entries, False))
     return out
 
 
-def _sketches(a: _Input, b: _Input, cells: int, column_digests: bool) -> Tuple[Sketch, Sketch]:
-    return build(a.schema, a.batches(), cells, column_digests), build(b.schema, b.batches(), cells, column_digests)
+@timed("sketch both sides, decode the difference")
+def _sketch_pass(a: _Input, b: _Input, cells: int, column_digests: bool) -> Tuple[Sketch, Sketch, Difference, Decoded]:
+    """One pass (a phase line, as ``dsha.diff``'s on Spark): both sides sketched with ``cells`` cells, their
+    difference and what of it decodes."""
+    la = build(a.schema, a.batches(), cells, column_digests)
+    lb = build(b.schema, b.batches(), cells, column_digests)
+    difference = la.minus(lb)
+    return la, lb, difference, decode_smallest(difference)
 
 
+@timed("read the differing rows")
 def _fetch(out: ArrowDiff, a: _Input, b: _Input, decoded: Decoded) -> None:
     """The differing rows of each side (checked against the decoded counts)."""
     found = []

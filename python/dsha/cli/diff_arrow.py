@@ -2,7 +2,8 @@
 Spark or a JVM (:mod:`dsha.arrow.diff`), chosen as ``check`` and ``record`` choose it (``--engine auto|arrow|spark``):
 ``auto`` takes it when both inputs are local typed files and nothing asks for Spark (``--master``, ``--conf``,
 ``--key``, a table), and no Spark session is there already (``main(spark=...)``, or one active in the process): a
-diff on a session that is running costs no JVM start, and has what only Spark's diff has (--key, phase lines)."""
+diff on a session that is running costs no JVM start, and has what only Spark's diff has (--key). Its phase lines
+are the Arrow diff's steps (:mod:`dsha.arrow.diff`: each sketch pass, the rows read) and the text's (``print_text``)."""
 from __future__ import annotations
 
 import argparse
