@@ -1,6 +1,7 @@
-"""The Python API given what users hand it: a pandas, pyarrow or polars frame or a path is a TypeError naming the
-call that takes it (not an AttributeError about ``sparkSession``), and the call it names gives Spark's digest of
-the same rows; reprs of results are a few readable lines."""
+"""The Python API given what users hand it: a pandas, pyarrow or polars frame goes to the Arrow engine, which gives
+Spark's digest of the same rows; a path, or a frame beside a Spark DataFrame or with engine="jvm", is a TypeError
+naming the call that takes it (not an AttributeError about ``sparkSession``), and the call it names gives Spark's
+digest; reprs of results are a few readable lines."""
 import os
 
 import pyarrow as pa
@@ -35,17 +36,18 @@ def _frames(t):
 
 
 @pytest.mark.parametrize("call", ["fingerprint", "state"])
-def test_a_frame_names_the_arrow_engine_which_gives_sparks_digest(spark, table, call):
+def test_a_frame_goes_to_the_arrow_engine_which_gives_sparks_digest(spark, table, call):
     t, path = table
     expected = getattr(dsha, call)(spark.read.parquet(path))
     for kind, frame in _frames(t).items():
+        # handed to the Arrow engine (tests/arrow/test_api_frames.py), which computes what Spark computes
+        assert getattr(dsha, call)(frame) == getattr(dsha.arrow, call)(frame) == expected, kind
+        # with Spark's engine asked for, a TypeError naming both ways
         with pytest.raises(TypeError) as e:
-            getattr(dsha, call)(frame)
+            getattr(dsha, call)(frame, engine="jvm")
         message = str(e.value)
         assert message.startswith(f"dsha.{call} takes a Spark DataFrame, not a {kind} "), message
         assert f"dsha.arrow.{call}(df)" in message and "spark.createDataFrame" in message, message
-        # the call it names computes what Spark computes for the same rows
-        assert getattr(dsha.arrow, call)(frame) == expected, kind
 
 
 def test_a_path_names_the_calls_that_read_it(spark, table):

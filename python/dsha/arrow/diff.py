@@ -22,7 +22,9 @@ from dsha.arrow._sources import input_names, to_batches
 from dsha.arrow._types import canonical_type, schema_string
 from dsha.arrow.sketch import build, digests_and_words, rows_in
 from dsha.core.algorithms import DEFAULT as ALGORITHM
-from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain
+from dsha.core.diff_html import MAX_CHARS, page, render
+from dsha.core.diff_report import DiffReport, DiffSummary, RowsShown, SchemaChanges, explain, repr_text
+from dsha.core.diff_table import rows_table
 from dsha.core.names import name_list, without_excluded
 from dsha.core.phases import step, timed
 from dsha.core.sketch import Decoded, Difference, Sketch, decode_smallest
@@ -33,6 +35,8 @@ __all__ = ["ArrowDiff", "diff"]
 
 DEFAULT_CELLS = 49152  # as dsha.diff
 DEFAULT_MAX_CELLS = 786432
+REPORT_ROWS = 20  # as dsha.diff's Diff: differing rows of each kind a report shows
+STR_ROWS = 10  # and str() shows
 
 
 @dataclass
@@ -58,9 +62,46 @@ class ArrowDiff:
     _columns: Optional[Dict[str, int]] = field(default=None, repr=False)
 
     key = None  # no key on the Arrow engine: rows only on each side
+    changed = None
+    changed_count = 0
+    duplicate_keys = 0
 
     def __bool__(self) -> bool:
         return self.equal
+
+    def __repr__(self) -> str:
+        """As ``Diff``'s: a few lines (digests, row counts, what differs), the schema difference when there is one."""
+        return "Arrow" + repr_text(self.summary())
+
+    def __str__(self) -> str:
+        """``print(d)``: ``explain`` and the first differing rows of each kind as an aligned table, as ``Diff``'s."""
+        text = self.explain()
+        if self.equal or self.schema_difference:
+            return text
+        return "\n".join([text, *rows_table(self.report(STR_ROWS))])
+
+    def __enter__(self) -> ArrowDiff:  # as ``with dsha.diff(...) as d:`` on Spark; nothing is cached here
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+    def unpersist(self) -> None:
+        """Nothing to release (the differing rows are Arrow tables in memory); there for code written for ``Diff``."""
+
+    @property
+    def differing_columns(self) -> List[str]:
+        """Columns that differ: in some differing row (``columns``), or by their column digests (as ``Diff``'s)."""
+        return [c for c in self.column_digests if self.columns.get(c, 0) > 0 or not self.column_digests[c]] or [
+            c for c, n in self.columns.items() if n > 0]
+
+    def to_html(self, path: Optional[str] = None, max_rows: int = REPORT_ROWS, max_chars: int = MAX_CHARS,
+                names: Tuple[str, str] = ("left", "right")) -> str:
+        """The report as one self-contained HTML page, as ``Diff.to_html`` (written to ``path`` when given)."""
+        return page(self.report(max_rows, names), path, max_chars)
+
+    def _repr_html_(self) -> str:
+        return render(self.report(REPORT_ROWS), document=False)
 
     def explain(self) -> str:
         """What differs, in a few lines: the text of ``Diff.explain``."""
@@ -98,7 +139,7 @@ class ArrowDiff:
             columns=tuple(self.columns.items()), column_digests=tuple(self.column_digests.items()),
             schema=self.schema_difference)
 
-    def report(self, max_rows: int, names: Tuple[str, str] = ("left", "right")) -> DiffReport:
+    def report(self, max_rows: int = REPORT_ROWS, names: Tuple[str, str] = ("left", "right")) -> DiffReport:
         """The summary and the first ``max_rows`` differing rows of each kind (what ``Diff.report`` holds)."""
         sections = []
         for kind, table in (("only_left", self.only_left), ("only_right", self.only_right)):

@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown
 
-__all__ = ["MAX_CHARS", "changes_html", "comparison_html", "fingerprint_html", "render", "value_html"]
+__all__ = ["MAX_CHARS", "changes_html", "comparison_html", "fingerprint_html", "page", "render", "value_html"]
 
 MAX_CHARS = 200  # characters of a value shown before it is cut
 
@@ -264,6 +264,16 @@ def render(report: DiffReport, document: bool = True, max_chars: int = MAX_CHARS
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_text(title)}</title><style>{_PAGE_CSS}</style></head><body>{body}</body></html>\n")
+
+
+def page(report: DiffReport, path: Optional[str] = None, max_chars: int = MAX_CHARS) -> str:
+    """The report as one whole page (``to_html`` of ``Diff`` and ``ArrowDiff``), written to ``path`` (a local file,
+    UTF-8, replaced if it exists) when one is given, and returned."""
+    html = render(report, document=True, max_chars=max_chars)
+    if path is not None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(html)
+    return html
 
 
 def _fragment(title: str, equal: Optional[bool], verdict: str, body: str) -> str:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import functools
 import zlib
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union, overload
 
+from dsha.digests import on_arrow
 from dsha.jarfree.engine import engine_for
 from dsha.spark.diff import DEFAULT_CELLS, DEFAULT_MAX_CELLS, Diff, Passes, run_diff
 from dsha.spark.diff import diff as jvm_diff
@@ -25,6 +26,7 @@ from dsha.spark.frames import session_of
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from dsha.arrow.diff import ArrowDiff
     from dsha.core.sketch import Sketch
     from dsha.spark.types import DataFrameLike
 
@@ -33,10 +35,33 @@ __all__ = ["diff", "sketch"]
 _SKETCH_SCHEMA = "i int, s binary"
 
 
+@overload
 def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str], None] = None,
          columns: Union[str, Sequence[str], None] = None, *, column_digests: bool = False, cells: int = DEFAULT_CELLS,
          max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None,
-         exclude: Union[str, Sequence[str], None] = None) -> Diff:
+         exclude: Union[str, Sequence[str], None] = None) -> Diff: ...
+
+
+@overload
+def diff(left: Any, right: Any, key: Union[str, Sequence[str], None] = None,
+         columns: Union[str, Sequence[str], None] = None, *, column_digests: bool = False, cells: int = DEFAULT_CELLS,
+         max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None,
+         exclude: Union[str, Sequence[str], None] = None) -> Union[Diff, ArrowDiff]: ...
+
+
+def diff(left: Any, right: Any, key: Union[str, Sequence[str], None] = None,
+         columns: Union[str, Sequence[str], None] = None, *, column_digests: bool = False, cells: int = DEFAULT_CELLS,
+         max_cells: int = DEFAULT_MAX_CELLS, engine: Optional[str] = None,
+         exclude: Union[str, Sequence[str], None] = None) -> Union[Diff, ArrowDiff]:
+    if on_arrow([left, right], engine):
+        if key:
+            raise TypeError(f"dsha.diff of a {type(left).__module__.split('.')[0]} {type(left).__name__} takes no "
+                            "key= (pairing rows by key is Spark's): dsha.diff(spark.createDataFrame(left), "
+                            "spark.createDataFrame(right), key=...); without key= the Arrow engine diffs the frames")
+        from dsha.arrow.diff import diff as arrow_diff
+
+        return arrow_diff(left, right, columns, column_digests=column_digests, cells=cells, max_cells=max_cells,
+                          exclude=exclude)
     if engine_for(session_of(left, "dsha.diff"), engine) == "jvm":
         return jvm_diff(left, right, key, columns, column_digests=column_digests, cells=cells, max_cells=max_cells,
                         exclude=exclude)
@@ -46,7 +71,11 @@ def diff(left: DataFrameLike, right: DataFrameLike, key: Union[str, Sequence[str
 diff.__doc__ = (jvm_diff.__doc__ or "") + """
     ``engine``: ``"jvm"`` (the jar), ``"python"`` (no jar: sketches and row digests by Python on the executors) or
     ``"auto"`` (default: the session setting ``spark.dsha.engine``, else the jar when the session has it), as in
-    :func:`dsha.fingerprint`."""
+    :func:`dsha.fingerprint`.
+
+    Two pandas, pyarrow or polars frames (``engine`` not given or ``"auto"``): the Arrow engine's diff in this process
+    (:func:`dsha.arrow.diff.diff`), an ``ArrowDiff``: the same counts, digests, ``explain`` and reports, its
+    ``only_left``/``only_right`` pyarrow Tables; without ``key=`` (pairing by key is Spark's: a ``TypeError``)."""
 
 
 # -- on the executors -----------------------------------------------------------------------------------------------

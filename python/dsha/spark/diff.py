@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence,
 
 from dsha.core.algorithms import DEFAULT as DEFAULT_ALGORITHM
 from dsha.core.diff_html import MAX_CHARS
+from dsha.core.diff_html import page as html_page
 from dsha.core.diff_html import render as render_html
 from dsha.core.diff_report import UNCHANGED, ChangedValue, DiffReport, DiffSummary, RowsShown, repr_text
 from dsha.core.diff_report import explain as explain_text
@@ -238,11 +239,7 @@ class Diff:
         digests. Values longer than ``max_chars``
         characters are cut, visibly; ``names`` are what the two sides are called. Returned, and written to ``path``
         (a local file, UTF-8, replaced if it exists) when one is given."""
-        page = render_html(self.report(max_rows, names), document=True, max_chars=max_chars)
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(page)
-        return page
+        return html_page(self.report(max_rows, names), path, max_chars)
 
     def _repr_html_(self) -> str:
         """The report in a notebook (Jupyter, and Databricks' ``displayHTML(d._repr_html_())``)."""

@@ -1,6 +1,8 @@
-"""What the Spark API takes: a Spark DataFrame (classic or Spark Connect). Anything else users commonly hand it (a
-pandas, pyarrow or polars frame, a path) is a TypeError that names the call that takes it, instead of an
-AttributeError about ``sparkSession`` that reads like a PySpark bug."""
+"""What the Spark API takes: a Spark DataFrame (classic or Spark Connect). A pandas, pyarrow or polars frame is the
+Arrow engine's (``arrow_frame``: ``dsha.fingerprint`` and friends hand it over when no Spark engine is asked for);
+anything else users commonly hand it (a path, a frame beside a Spark DataFrame or with ``engine=``) is a TypeError
+that names the call that takes it, instead of an AttributeError about ``sparkSession`` that reads like a PySpark
+bug."""
 from __future__ import annotations
 
 import os
@@ -11,7 +13,16 @@ from dsha.core.names import Names, without_excluded
 if TYPE_CHECKING:
     from dsha.spark.types import DataFrameLike, SparkSessionLike
 
-__all__ = ["excluding", "session_of"]
+__all__ = ["arrow_frame", "excluding", "session_of"]
+
+_FRAME_MODULES = ("pandas", "pyarrow", "polars")
+
+
+def arrow_frame(obj: Any) -> bool:
+    """Whether ``obj`` is an in-memory frame the Arrow engine reads (a pandas, pyarrow or polars object), judged by
+    its type's module: nothing is imported. ``dsha.fingerprint``, ``equal``, ``state`` and ``diff`` hand these to
+    the Arrow engine (:mod:`dsha.digests`, :mod:`dsha.jarfree.diff`)."""
+    return type(obj).__module__.split(".")[0] in _FRAME_MODULES
 
 # What each call is, by the engine that takes the object: (the Arrow engine's call, or None; the Spark way in)
 _ARROW_CALL = {"dsha.fingerprint": "dsha.arrow.fingerprint({x})",
@@ -35,7 +46,7 @@ def _wrong_input(obj: Any, call: str) -> str:
         what, arg, spark_way = f"a path ({os.fspath(obj)!r})", repr(os.fspath(obj)), (
             f"dsha.fingerprint_path(spark, {os.fspath(obj)!r}, format=...), or {call}(spark.read.load(...))"
             if call == "dsha.fingerprint" else f"{call}(spark.read.load(...))")
-    elif module in ("pandas", "pyarrow", "polars"):
+    elif module in _FRAME_MODULES:  # here with engine="jvm" or "python", or beside a Spark DataFrame
         what, arg = f"a {module} {type(obj).__name__}", "df"
         spark_way = f"{call}(spark.createDataFrame(...)) for Spark's digest of the same rows"
     elif module == "pyspark" and hasattr(obj, "to_spark"):  # pandas API on Spark
