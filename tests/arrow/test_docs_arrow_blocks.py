@@ -3,7 +3,8 @@ the other pages' blocks are syntax-checked in tests/docs/test_docs_blocks.py, as
 lake). A ```bash block of docs/*.md preceded by ``<!-- run: arrow -->`` (or ``<!-- run: arrow, exit N -->``: the
 exit code of its last command, such as ``dsha diff``'s 1 for "different") runs here, without pyspark or a JVM, with
 README's rules: ``bash -eo pipefail``, this environment's ``dsha`` first on PATH, and its ``#>`` lines, ``...`` for
-any text, are every line it prints on stdout. It runs in a temporary directory holding the pages' example data:
+any text, are every line it prints on stdout. A marked ```python block runs the same way, as a script of this
+environment's Python. Each runs in a temporary directory holding the pages' example data:
 
 - ``data/v1`` and ``data/v2``: directories of one Parquet file each, three rows (``id``, ``name``, ``score``) that
   differ in one score (id 2: 2.5 left, 9.5 right);
@@ -37,10 +38,11 @@ def _marked():
             if m is None:
                 continue
             fence = next(j for j in range(i + 1, len(lines)) if lines[j].strip())
-            assert lines[fence] == "```bash", f"{path}:{i + 1}: the marker is not followed by a ```bash block"
+            assert lines[fence] in ("```bash", "```python"), (
+                f"{path}:{i + 1}: the marker is not followed by a ```bash or ```python block")
             end = next(j for j in range(fence + 1, len(lines)) if lines[j].startswith("```"))
             found.append((os.path.basename(path), fence + 1, "\n".join(lines[fence + 1:end]) + "\n",
-                          int(m.group("exit") or 0)))
+                          int(m.group("exit") or 0), lines[fence][3:]))
     return found
 
 
@@ -54,20 +56,25 @@ def _example_data(root):
     feather.write_feather(v2, str(root / "data" / "v2.arrow"))
 
 
-@pytest.mark.parametrize("page, line, code, exit_code", _marked(), ids=[f"{p}:{n}" for p, n, _, _ in _marked()])
-def test_marked_block_runs_as_written(page, line, code, exit_code, tmp_path):
+@pytest.mark.parametrize("page, line, code, exit_code, language", _marked(),
+                         ids=[f"{p}:{n}" for p, n, _, _, _ in _marked()])
+def test_marked_block_runs_as_written(page, line, code, exit_code, language, tmp_path):
     _example_data(tmp_path)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"),  # this checkout's dsha
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", code], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=120)
+    command = ["bash", "-eo", "pipefail", "-c", code] if language == "bash" else [sys.executable, "-c", code]
+    done = subprocess.run(command, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=120)
     where = f"docs/{page}:{line}"
     assert done.returncode == exit_code, f"{where}: exit {done.returncode}, not {exit_code}\n{done.stderr[-2000:]}"
-    expected = Block(line, "bash", code, None).expected
+    expected = Block(line, language, code, None).expected
     printed = done.stdout.splitlines()
     assert len(printed) == len(expected) and all(map(matches, expected, printed)), (
         f"{where} printed\n" + "\n".join(printed) + "\nbut the page shows\n" + "\n".join(expected))
 
 
 def test_the_pages_have_runnable_arrow_blocks():
-    assert [(page, code.split()[:2]) for page, _, code, _ in _marked()] == [("diff.md", ["dsha", "diff"])]
+    assert [(page, language, code.split()[:2]) for page, _, code, _, language in _marked()] == [
+        ("changes.md", "bash", ["dsha", "record"]), ("diff.md", "bash", ["dsha", "diff"]),
+        ("python.md", "python", ["import", "pandas"]), ("tamper-evident.md", "bash", ["dsha", "hash"]),
+        ("where-it-runs.md", "bash", ["dsha", "hash"])]
