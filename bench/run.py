@@ -16,6 +16,8 @@ The parent process generates the data and starts one child Python process (with 
             `--engine spark` process against `--engine auto` (the Arrow engine) (bench/check_engine.py)
   testing   (only with --phases testing) dsha.testing.assert_equal against pyspark's assertDataFrameEqual and
             chispa on equal and 3-row-different tables of 1M rows and lineitem (bench/testing_bench.py)
+  jarfree   (only with --phases jarfree) dsha.fingerprint of lineitem through the jar against the jar-free path on
+            Spark's own Connect server without the jar and on Sail, in the 4.1.4 environment (bench/jarfree.py)
   goals     (only with --phases goals) every row of issue 35's table in one session, as same-run ratios; with
             --baseline-jar, before and after alternating (bench/goals.py)
 
@@ -40,7 +42,8 @@ from runner import run_child, worker
 SCALING_MIN_ROUNDS = 9
 SCALING_MIN_WARMUP = 4
 # The phases in the order they run; --phases picks some (profile runs only with --profile).
-PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check", "goals", "testing"]
+PHASES = ["suite", "parallel", "scaling", "write", "redigest", "profile", "arrow", "check", "goals", "testing",
+          "jarfree"]
 FILE_PHASES = {"write", "redigest"}
 
 
@@ -165,6 +168,19 @@ def run_profile(report, base, args, sf, lineitem, tmpdir):
     return out["machine"]
 
 
+def run_jarfree(sf, rounds, out):
+    """bench/jarfree.py in the environment that has pysail (Sail) and a pyspark whose Connect server runs without the
+    jar (dev/python-env 4.1.4), with this checkout's package first on its path."""
+    import subprocess
+
+    venv = subprocess.run([os.path.join(ROOT, "dev", "python-env"), "4.1.4"], capture_output=True, text=True,
+                          check=True, cwd=ROOT).stdout.strip().splitlines()[-1]
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")}
+    command = [os.path.join(venv, "bin", "python"), os.path.join(ROOT, "bench", "jarfree.py"), "--sf", str(sf),
+               "--rounds", str(rounds)] + (["--out", out] if out else [])
+    subprocess.run(command, env=env, check=True, cwd=ROOT)
+
+
 def main():
     args = parse_args()
     if args.rounds is None and (args.phases or "").strip() != "goals":
@@ -195,7 +211,7 @@ def main():
     tmpdir = os.path.join(DATA, "tmp")
     os.makedirs(tmpdir, exist_ok=True)
 
-    phases = set(PHASES) - {"profile", "arrow", "check", "goals", "testing"} if args.phases is None else {
+    phases = set(PHASES) - {"profile", "arrow", "check", "goals", "testing", "jarfree"} if args.phases is None else {
         p.strip() for p in args.phases.split(",")}
     unknown = phases - set(PHASES)
     if unknown:
@@ -221,6 +237,11 @@ def main():
 
         testing_bench.main(sf, ensure_lineitem(sf, args.parts), args.testing_cap, tmpdir, args.out,
                            args.driver_memory)
+        return
+    if "jarfree" in phases:
+        if phases != {"jarfree"}:
+            raise SystemExit("--phases jarfree runs on its own (it writes results-jarfree-sf<SF>)")
+        run_jarfree(sf, args.rounds, args.out)
         return
     if "goals" in phases:
         if phases != {"goals"}:
