@@ -208,6 +208,34 @@ def test_configure_remote_builder():
     assert b._options["spark.jars"] == dsha.jar_path()
 
 
+def test_configure_remote_local_builder_hides_only_the_warnings_for_the_settings_taken_at_start(monkeypatch):
+    """A local Connect server starts with spark.jars and spark.sql.extensions; PySpark's setting them again warns as
+    if they had failed (4.x: the server's warning; 3.5: Spark's error text). Those are ignored, others are kept."""
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    taken = ['Failed to set spark.jars to Some(/x/dsha.jar) due to [CANNOT_MODIFY_CONFIG] Cannot modify the value of '
+             'the Spark config: "spark.jars".',
+             'Failed to set spark.sql.extensions to Some(io.dsha.registration.DshaExtensions) due to '
+             '[CANNOT_MODIFY_STATIC_CONFIG] Cannot modify the value of the static Spark config: "spark.sql.extensions".',
+             '[CANNOT_MODIFY_CONFIG] Cannot modify the value of the Spark config: "spark.jars".\nSee also ...',
+             'Cannot modify the value of a static config: spark.sql.extensions.']
+    kept = ['Failed to set spark.sql.shuffle.partitions to Some(x) due to [INVALID_CONF_VALUE] ...',
+            'Failed to set spark.jarsx to Some(y)']
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        dsha.configure(SparkSession.builder.master("local[1]"))  # classic: nothing hidden
+        warnings.warn(taken[0], UserWarning)
+        assert [str(w.message) for w in shown] == taken[:1]
+        shown.clear()
+        dsha.configure(SparkSession.builder.remote("local[1]"))
+        for text in taken + kept:
+            warnings.warn(text, UserWarning)
+    assert [str(w.message) for w in shown] == kept
+
+
 def test_jar_path_override(monkeypatch, tmp_path):
     jar = tmp_path / "dsha-9.9.9.jar"
     jar.write_bytes(b"PK")

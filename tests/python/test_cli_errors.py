@@ -121,6 +121,13 @@ def test_bad_store_paths_are_refused_before_spark_starts(data, no_spark, tmp_pat
         _one_error(out, str(a_file / "store"))
 
 
+def test_a_misspelt_column_of_local_files_is_refused_before_spark_starts(data, no_spark):
+    """The default engine reads local files' schemas itself: a column typo is said without a JVM start."""
+    for args in (("hash", data / "a"), ("compare", data / "a", data / "b"), ("diff", data / "a", data / "b")):
+        out = _run_without_spark(no_spark, *args, "--columns", "id,nmae")
+        _one_error(out, "no column nmae", "did you mean name?")
+
+
 def test_table_not_found_is_one_line_with_a_hive_hint_in_a_fresh_process(tmp_path):
     """PySpark 4's query-context logger (a JSON record with the JVM's stack) is silenced; Spark's advice about DROP
     does not apply; a table: input gets the Hive hint."""

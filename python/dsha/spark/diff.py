@@ -130,8 +130,10 @@ class Diff:
 
     @property
     def columns(self) -> Dict[str, int]:
-        """Per column, how many differing rows differ in it: counted from the differing rows on first use (a job
-        over those rows only), then kept."""
+        """Per column: with a key, how many changed pairs differ in it; without, how many values of one side's excess
+        rows the other side's excess rows lack (as multisets; the larger side's count), so a row only on one side
+        counts in every column. Counted from the differing rows on first use (a job over those rows only), then
+        kept."""
         if self._columns is None and self._columns_from is not None:
             self._columns, self._columns_from = self._columns_from(), None
         return self._columns or {}

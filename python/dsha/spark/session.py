@@ -4,6 +4,7 @@ from __future__ import annotations
 import glob
 import os
 import re
+import warnings
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Set, Tuple
 
@@ -124,7 +125,17 @@ def configure(builder: Any) -> Any:  # a SparkSession.Builder (classic or Spark 
     options = getattr(builder, "_options", {})
     builder.config("spark.jars", _append(options.get("spark.jars"), jar_path()))
     builder.config("spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSION_CLASS))
+    if str(options.get("spark.remote") or os.environ.get("SPARK_REMOTE") or "").startswith("local"):
+        warnings.filterwarnings("ignore", message=_SET_AT_START, category=UserWarning)
     return builder
+
+
+# A local Spark Connect server (``.remote("local[...]")``) starts with the builder's settings; PySpark then sets them
+# again as runtime settings, which the server refuses for static ones with a UserWarning per setting that reads like
+# a failure ("Failed to set spark.jars ... [CANNOT_MODIFY_CONFIG]" on 4.x, Spark's error text alone on 3.5). The jar
+# and the extension were taken at the start: those two warnings are ignored, any other kept.
+_SET_AT_START = (r'.*?(Failed to set |Cannot modify the value of (the|a) (static )?(Spark )?config: "?)'
+                 r'spark\.(jars|sql\.extensions)\b')
 
 
 def is_connect(spark: Any) -> bool:
