@@ -3,9 +3,12 @@
 From the repository, the version is build.sbt's ``ThisBuild / version``; from an sdist (no build.sbt beside it), the
 version in the names of the bundled jars (``dsha-spark<line>_<scala>-<version>.jar``), which sbt named from build.sbt.
 """
+import atexit
 import glob
 import os
 import re
+import shutil
+import tempfile
 
 from setuptools import setup
 
@@ -35,4 +38,9 @@ def version() -> str:
     return found.pop()
 
 
-setup(version=version())
+# setuptools' intermediate files (build/, dsha.egg-info) go to a temporary directory of this run, removed when it
+# ends, not into the source tree: a read-only checkout installs, and a checkout is left as it was (issue 30).
+_SCRATCH = tempfile.mkdtemp(prefix="dsha-build-")
+atexit.register(shutil.rmtree, _SCRATCH, True)
+setup(version=version(), options={"build": {"build_base": os.path.join(_SCRATCH, "build")},
+                                  "egg_info": {"egg_base": _SCRATCH}})

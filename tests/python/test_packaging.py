@@ -20,14 +20,17 @@ pytestmark = pytest.mark.skipif(os.environ.get("DSHA_SPARK_MODE") == "connect",
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
-    # Built from a copy of python/ and build.sbt (where setup.py reads the version): setuptools writes its build/ and
-    # egg-info beside the sources, and another suite may be building the same checkout at the same time.
+    # Built from a copy of python/ and build.sbt (where setup.py reads the version), as another suite may be building
+    # the same checkout at the same time; the build writes nothing into it (setup.py: setuptools' build/ and egg-info
+    # go to a temporary directory), so a read-only checkout installs.
     source = root / "source"
     shutil.copytree(os.path.join(REPO, "python"), source / "python",
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".mypy_cache", ".ruff_cache"))
     shutil.copy(os.path.join(REPO, "build.sbt"), source / "build.sbt")
+    before = sorted(p.name for p in (source / "python").iterdir())
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
                     str(source / "python"), "-w", str(root / "dist")], check=True, timeout=300)
+    assert sorted(p.name for p in (source / "python").iterdir()) == before, "the build wrote into the source tree"
     wheel = next((root / "dist").glob("dsha-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     target = root / "site"
