@@ -160,3 +160,63 @@ def test_dsha_v1_trusts_a_re_stamped_manifest_and_dsha_hash_says_so(spark, tmp_p
     partly = run_cli("hash", str(out), "--json")
     assert json.loads(partly.stdout)["files_reused"] == 3, partly.stderr
     assert "dsha: 3 of 4 files from the manifest (size and mtime unchanged); --no-cache re-reads them" in partly.stderr
+
+
+@pytest.fixture(scope="module")
+def written(spark, tmp_path_factory):
+    """One directory per algorithm written by dsha.write (3 files), and its genuine digest."""
+    root = tmp_path_factory.mktemp("written")
+    return {name: (root / name, _genuine(spark, root / name, **options))
+            for name, options in {"v1": {}, "keyed": {"key": KEY}, "secure": {"algorithm": "secure"}}.items()}
+
+
+def _edit(out, attack):
+    """One edit an attacker without the key makes to a copy written by dsha.write, the §12.2 checksum recomputed."""
+    m = _load(out)
+    f = m["files"]
+    if attack == "sum":  # (a) a file's state
+        f[0]["sum"] = "0" * len(f[0]["sum"])
+    elif attack == "rows":  # (b) a file's rows
+        f[0]["rows"] += 5
+    elif attack == "totals":  # (b) the manifest's own rows and digest (derived, not covered: recomputed)
+        m["rows"] += 5
+        m["digest"] = m["digest"][:-4] + "0000"
+    elif attack == "swap":  # (d) two entries' names swapped
+        f[0]["path"], f[1]["path"] = f[1]["path"], f[0]["path"]
+    elif attack == "missing":  # (e) an entry for a file that is gone
+        (out / f[0]["path"]).unlink()
+    elif attack == "extra":  # (e) an entry added for a file that does not exist
+        f.append(dict(f[0], path="part-99999.parquet"))
+    elif attack == "unlisted":  # (f) a file present that has no entry
+        del f[0]
+    m["checksum"] = hashlib.sha256(_fields(m)).hexdigest()
+    _manifest_path(out).write_text(json.dumps(m), encoding="utf-8")
+
+
+@pytest.mark.parametrize("attack", ["sum", "rows", "totals", "swap", "missing", "extra", "unlisted"])
+def test_each_edit_gives_the_files_digest_or_a_warning_and_never_a_keyed_or_secure_forgery(spark, written, tmp_path,
+                                                                                           attack):
+    """Every reader of a manifest (fingerprint_path, and `dsha hash` on Spark, both the JVM's PathDigest) gives the
+    digest of a full read (use_cache=False), or, for a keyed manifest whose MAC no longer verifies, that digest and
+    a warning. The one exception is documented (SPEC.md §12.3): dsha-v1 uses an edited state whose checksum was
+    recomputed, and `dsha hash` says its answer rests on stored states."""
+    for name, (source, genuine) in written.items():
+        out = tmp_path / name
+        shutil.copytree(source, out)  # copy2: sizes and modification times kept, so unchanged files match
+        _edit(out, attack)
+        options = {"v1": {}, "keyed": {"key": KEY}, "secure": {"algorithm": "secure"}}[name]
+        r, messages = _caught(lambda out=out, options=options: dsha.fingerprint_path(spark, str(out), **options))
+        documented = name == "v1" and attack in ("sum", "rows")  # dsha-v1's checksum is no signature (§12.3)
+        # A second computation where the data changed or the answer differs; else the files are the written ones.
+        full = (dsha.fingerprint_path(spark, str(out), use_cache=False, **options).fingerprint
+                if attack == "missing" or documented else genuine)
+        assert (full == genuine) == (attack != "missing"), (name, attack)
+        mac_broken = name == "keyed" and attack not in ("totals", "missing")
+        assert any("MAC does not verify" in w for w in messages) == mac_broken, (name, attack, messages)
+        if documented:
+            assert r.files_reused == 3 and r.fingerprint != full, attack
+            cli = run_cli("hash", str(out))
+            assert cli.returncode == 0 and cli.stdout.strip() == r.fingerprint.digest, cli.stderr
+            assert "3 of 3 files from the manifest (size and mtime unchanged)" in cli.stderr, cli.stderr
+        else:
+            assert r.fingerprint == full, (name, attack)
