@@ -267,8 +267,13 @@ class FileDigestSuite extends SparkSuite {
       "a state edited" -> original.replace(firstSum, firstSum.reverse),
       "truncated" -> original.take(original.length / 2),
       "another algorithm" -> original.replace("\"dsha-v1\"", "\"dsha-v9\""),
-      "not JSON" -> "garbage"
+      "not JSON" -> "garbage",
+      // Spellings the checksum (computed over the values read) would not see: refused as SPEC.md §12.1/§12.3 say.
+      "a sum in upper case" -> original.replace(firstSum, firstSum.toUpperCase(java.util.Locale.ROOT)),
+      "a sum in other digits" -> original.replace(firstSum, firstSum.map(c => if (c == '1') '\u0661' else c)),
+      "a member twice" -> original.replace("\"format\" : \"parquet\"", "\"format\" : \"orc\", \"format\" : \"parquet\"")
     )
+    assert(firstSum.exists(_.isLetter) && firstSum.contains('1') && original.contains("\"format\" : \"parquet\""))
     for ((what, text) <- edits) {
       Files.write(file.toPath, text.getBytes(UTF_8))
       val r = pathDigest(dir)

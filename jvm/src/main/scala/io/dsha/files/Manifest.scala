@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets.UTF_8
 
 import scala.util.control.NonFatal
 
+import com.fasterxml.jackson.core.{JsonFactoryBuilder, StreamReadFeature}
 import com.fasterxml.jackson.databind.{JsonNode, ObjectMapper}
 import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 
@@ -126,7 +127,11 @@ object Manifest {
   /** Where `dsha.write` keeps the manifest of the directory `root`. */
   def beside(root: Path): Path = new Path(new Path(root, DirName), FileName)
 
-  private val mapper = new ObjectMapper()
+  // A member named twice is refused (not valid JSON, SPEC.md §12.3), not read as its last value: readers of one
+  // manifest must not see different members.
+  private val mapper = new ObjectMapper(
+    new JsonFactoryBuilder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build()
+  )
 
   /** The combiner words as in a state (SPEC.md §11.1): 8 bytes each, little-endian, in hex. */
   def wordsHex(words: Array[Long]): String =
@@ -225,8 +230,9 @@ object Manifest {
 
   private def parseWords(hex: String, algorithm: Algorithm, path: String): Array[Long] = {
     val words = algorithm.combiner.words
-    if (hex.length != 16 * words || !hex.forall(c => Character.digit(c, 16) >= 0)) {
-      throw new BadField(s"file '$path' has a 'sum' that is not ${8 * words} bytes of hex")
+    // Lower-case ASCII hex only (SPEC.md §12.1): not upper case, nor the other scripts' digits Java's parser takes.
+    if (hex.length != 16 * words || !hex.forall(c => (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      throw new BadField(s"file '$path' has a 'sum' that is not ${8 * words} bytes of lower-case hex")
     }
     Array.tabulate(words) { w =>
       (0 until 8).foldLeft(0L) { (v, i) =>
