@@ -24,6 +24,16 @@ class GoldenVectorsSuite extends GoldenSuite {
     assert(vectors.size >= 40)
   }
 
+  test("collation_utf8_binary_explicit has the digest of the same table without COLLATE (SPEC.md §2.3)") {
+    val v = vectors.find(_.get("name").asText() == "collation_utf8_binary_explicit").get
+    onThisSpark(v) {
+      val explicit = v.get("sql").asText()
+      val plain = explicit.replaceAll("(?i) COLLATE UTF8_BINARY", "")
+      assert(!plain.toUpperCase.contains("COLLATE"), plain)
+      assert(one(s"SELECT dsha(*) FROM ($plain)") == v.get("dsha").asText())
+    }
+  }
+
   for (v <- vectors) {
     val name = v.get("name").asText()
     test(s"golden vector: $name") {
