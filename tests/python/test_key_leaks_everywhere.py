@@ -46,6 +46,7 @@ WAYS = {
     "sql_parse_error": "refused",       # a syntax error in a statement holding a key
     "sql_ansi_runtime_error": "refused",  # ANSI division by zero in an argument: Spark's SQL context
     "sql_temp_view": "ok",              # CREATE TEMP VIEW v AS SELECT dsha_keyed('<key>', ...), DESCRIBE, EXPLAIN
+    "sql_variable": "refused",          # DECLARE VARIABLE k = '<hex>'; dsha_keyed(k, ...) (Spark 4)
     "set_quoted": "ok",                 # SET spark.dsha.secret.NAME = '<key>'; conf:NAME
     "set_bare": "ok",                   # SET spark.dsha.secret.NAME = <key>; conf:NAME#dsha-keyed-v2
     "conf_set_python": "ok",            # spark.conf.set("spark.dsha.secret.NAME", key); conf:NAME
@@ -56,6 +57,7 @@ WAYS = {
     "py_column_unused": "ok",           # a Column made and never used, then other jobs
     "py_column_failed": "refused",      # a Column whose query fails analysis
     "py_lit_column": "ok",              # dsha_keyed(F.lit('<hex>'), ...): a Column holding the key as a literal
+    "scala_lit_column": "ok",           # the Scala/Java API: call_function("dsha_keyed", lit("<hex>"), col("id"))
     "py_files": "ok",                   # dsha.write(key=) and dsha.fingerprint_path(key=)
     "py_jarfree_key": "ok",             # the jar-free path: dsha.fingerprint / equal / state(key=, engine="python")
     "py_jarfree_conf": "ok",            # the jar-free path: spark.conf.set(NAME, key); key="conf:NAME#dsha-keyed-v2"
@@ -72,17 +74,23 @@ WAYS = {
 # What each refusal says.
 LITERAL_ONLY = "must be a constant written as a literal"
 REFUSALS = {"sql_unhex": LITERAL_ONLY, "sql_concat": LITERAL_ONLY, "sql_parameter": LITERAL_ONLY,
+            "sql_variable": LITERAL_ONLY,
             "sql_short_key": "a key needs at least 16", "sql_parse_error": "PARSE_SYNTAX_ERROR",
             "sql_ansi_runtime_error": "DIVIDE_BY_ZERO", "py_key_failed": "no_such_column",
             "py_column_failed": "no_such_column", "py_jarfree_failed": "has 12 bytes: a key needs at least 16",
             "py_jarfree_no_aes": "the executors' Python has no cryptography"}
 # A way the Spark line does not have: the driver records it as not applicable.
-SPARK4_ONLY = {"sql_script"}
+SPARK4_ONLY = {"sql_script", "sql_variable"}
 # Known limits, each stated in docs/tamper-evident.md (the test fails if one stops leaking: strict).
 LIMITS = {
     "connect_sql_literal": "Spark Connect sends SQL text in its request, and its server shows the request (operation "
                            "events in the event log, job descriptions, the UI's Connect tab) before dsha's parser "
                            "sees it: over Connect, give keys with key= (docs/tamper-evident.md)",
+    "sql_variable": "dsha refuses the variable as a key, but the DECLARE VARIABLE statement that put the key in it is "
+                    "Spark's, not a dsha call: its text in the parser's DEBUG log, its CreateVariable plan in the "
+                    "event log and the UI's SQL pages (docs/tamper-evident.md)",
+    "scala_lit_column": "a Scala or Java Column built with lit(key) holds the key in the plan the program made: "
+                        "explain(extended)'s parsed plan shows it (docs/tamper-evident.md)",
 }
 
 ENCODINGS = ("hex", "HEX", "base64", "base64url", "signed bytes")
@@ -378,7 +386,8 @@ def _drive(out, keys_file):
         files[kind].write(f"\n## {way}\n{text}\n")
 
     every_mode = {"sql_hex", "sql_binary", "sql_cte", "sql_in_subquery", "sql_unhex", "sql_temp_view", "py_column",
-                  "py_lit_column", "connect_sql_literal", "connect_column", "connect_lit_column", CANARY}
+                  "py_lit_column", "scala_lit_column", "connect_sql_literal", "connect_column", "connect_lit_column",
+                  CANARY}
 
     def explain(way, df):
         # Every mode for a sample of the ways; the others in the two that print every plan (parsed to physical) and
@@ -496,6 +505,18 @@ def _drive(out, keys_file):
         return df.first().d
     attempt("sql_temp_view", temp_view)
 
+    # A key held in a SQL session variable (Spark 4): refused as a key, like any expression.
+    if spark4:
+        def sql_variable():
+            spark.sql(f"DECLARE OR REPLACE VARIABLE keyed_var = '{h['sql_variable']}'")
+            try:
+                return spark.sql("SELECT dsha_keyed(keyed_var, id) FROM range(5)").first()[0]
+            finally:
+                spark.sql("DROP TEMPORARY VARIABLE IF EXISTS keyed_var")
+        attempt("sql_variable", sql_variable)
+    else:
+        outcomes["sql_variable"] = {"status": "n/a", "reason": f"Spark {pyspark.__version__} has no SQL variables"}
+
     # Keys in the session: SET (quotes or not), conf:NAME.
     def set_way(way, statement, reference):
         def go():
@@ -542,6 +563,20 @@ def _drive(out, keys_file):
         explain("py_lit_column", df)
         return df.first().d
     attempt("py_lit_column", py_lit_column)
+
+    def scala_lit_column():
+        # What a Scala or Java program writes: call_function("dsha_keyed", lit("<hex>"), col("id")), as a Column of
+        # Spark's own API (dsha's Scala functions have no keyed function), through Py4J.
+        from pyspark.sql import DataFrame
+        jf, gateway = spark._jvm.org.apache.spark.sql.functions, spark.sparkContext._gateway
+        arguments = gateway.new_array(spark._jvm.org.apache.spark.sql.Column, 2)
+        arguments[0], arguments[1] = jf.lit(h["scala_lit_column"]), jf.col("id")
+        column = jf.call_function("dsha_keyed", arguments).alias("d")
+        df = DataFrame(spark._jsparkSession.range(5).agg(
+            column, gateway.new_array(spark._jvm.org.apache.spark.sql.Column, 0)), spark)
+        explain("scala_lit_column", df)
+        return df.first().d
+    attempt("scala_lit_column", scala_lit_column)
 
     def py_files():
         path = os.path.join(out, "work", "written")
