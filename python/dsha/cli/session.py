@@ -11,12 +11,13 @@ import signal
 import sys
 import tempfile
 import threading
+import warnings
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional
 
 from dsha.cli import processes
 from dsha.core.phases import step
-from dsha.dependencies import installed, pyspark_sql
+from dsha.dependencies import installed, pyspark, pyspark_sql
 from dsha.spark.session import configure
 
 if TYPE_CHECKING:
@@ -65,7 +66,10 @@ def _owned(args: argparse.Namespace) -> Iterator[SparkSessionLike]:
     owned: Optional[SparkSessionLike] = None
     interrupted = False
     try:
-        with step("start Spark"):
+        with step("start Spark"), warnings.catch_warnings():
+            # Ctrl-C while PySpark builds the SparkContext: its clean-up calls the gateway the interrupted call broke,
+            # and warns that the JVM may have crashed; the JVM is ended below
+            warnings.filterwarnings("ignore", "Unable to cleanly shutdown Spark JVM process", RuntimeWarning)
             owned = _start(args, scratch)
         if threading.current_thread() is threading.main_thread():
             # PySpark's handler cancels the jobs through the gateway the interrupted call is using: tracebacks, or
@@ -153,13 +157,32 @@ def _start(args: argparse.Namespace, scratch: str) -> SparkSessionLike:
     builder = configure(builder)
     with _submit_args(args, scratch):
         if args.verbose:
-            spark = builder.getOrCreate()
+            spark = _get_or_create(builder)
         else:
             with _JvmStderrFiltered():
-                spark = builder.getOrCreate()
+                spark = _get_or_create(builder)
     if not args.verbose:
         spark.sparkContext.setLogLevel("OFF")
-    return spark  # type: ignore[no-any-return]
+    return spark
+
+
+def _get_or_create(builder: Any) -> SparkSessionLike:
+    """``builder.getOrCreate()`` of a classic session, with Ctrl-C a plain KeyboardInterrupt from the moment its
+    SparkContext exists. PySpark's SparkContext installs a SIGINT handler that cancels the jobs through the gateway;
+    during the SparkSession's construction (a gateway call in flight) that breaks the call into a Py4J error, so the
+    command said ``dsha: error: An error occurred while calling None.org.apache.spark.sql.SparkSession`` instead of
+    ``dsha: interrupted`` (seen on 3.5.9). So the SparkContext first, from the builder's settings as the builder
+    would make it, then the default handler, then the session on that context."""
+    options = getattr(builder, "_options", {})
+    classic = (options.get("spark.api.mode", "classic") == "classic" and "spark.remote" not in options
+               and not os.environ.get("SPARK_REMOTE") and not os.environ.get("SPARK_CONNECT_MODE_ENABLED"))
+    if classic and threading.current_thread() is threading.main_thread():
+        conf = pyspark.SparkConf()
+        for key, value in options.items():
+            conf.set(key, value)
+        pyspark.SparkContext.getOrCreate(conf)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    return builder.getOrCreate()  # type: ignore[no-any-return]
 
 
 @contextmanager
