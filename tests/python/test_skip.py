@@ -205,3 +205,26 @@ def test_run_if_changed_refuses_a_store_it_could_not_record_into_before_the_step
         with dsha.run_if_changed("step", {"a": spark.range(2)}, store=str(tmp_path / "gone" / "s")):
             ran.append(1)  # old code: ran, then wrote the record under a missing mount's mount point
     assert ran == [] and not (tmp_path / "gone").exists()
+
+
+def test_the_three_forms_of_the_docs_each_skip_their_second_run(spark, tmp_path):
+    """docs/changes.md's example: the three forms, each under its own name, over the same inputs, run twice: the first
+    run builds three times, the second not at all (issue 30: under one shared name they never skipped)."""
+    spark.range(10).write.parquet(str(tmp_path / "orders"))
+    store, inputs, built = str(tmp_path / "store"), {"orders": str(tmp_path / "orders")}, []
+
+    @dsha.skip_if_unchanged(name="daily_report_function", inputs=inputs, store=store)
+    def daily_report():
+        built.append("function")
+
+    for _ in range(2):
+        changes = dsha.changed(inputs, store=store, name="daily_report")
+        if changes:
+            built.append("ask")
+            changes.record()
+        with dsha.run_if_changed("daily_report_block", inputs, store=store) as run:
+            if not run.should_run:
+                run.skip()
+            built.append("block")
+        daily_report()
+    assert built == ["ask", "block", "function"]
