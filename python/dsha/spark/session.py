@@ -132,8 +132,8 @@ def configure(builder: Any) -> Any:  # a SparkSession.Builder (classic or Spark 
 
 # A local Spark Connect server (``.remote("local[...]")``) starts with the builder's settings; PySpark then sets them
 # again as runtime settings, which the server refuses for static ones with a UserWarning per setting that reads like
-# a failure ("Failed to set spark.jars ... [CANNOT_MODIFY_CONFIG]" on 4.x, Spark's error text alone on 3.5). The jar
-# and the extension were taken at the start: those two warnings are ignored, any other kept.
+# a failure ("Failed to set spark.jars ... [CANNOT_MODIFY_CONFIG]" on 4.x; 3.5.9 prints none, its error texts are
+# matched too). The jar and the extension were taken at the start: those two warnings are ignored, any other kept.
 _SET_AT_START = (r'.*?(Failed to set |Cannot modify the value of (the|a) (static )?(Spark )?config: "?)'
                  r'spark\.(jars|sql\.extensions)\b')
 
