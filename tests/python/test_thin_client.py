@@ -5,8 +5,8 @@ the environment of `dev/python-env client` with the dsha wheel and its [client] 
 tests/python/thin_client.py once for both servers. What it gets is compared with what the jar computes in this
 suite's classic session for the same rows: fingerprints of every exact type and of random nested tables, equal and
 its reason, states merged with the jar's, changed against a record written by the jar, the tamper-evident
-fingerprints (dsha-secure-v1, dsha-keyed-v1 and -v2), dsha.diff with and without key=, and the one DshaWarning that
-announces the path.
+fingerprints (dsha-secure-v1, dsha-keyed-v1 and -v2), dsha.diff with and without key=, dsha's SQL functions without
+the jar (dsha.jarfree.register_sql, digest_sql), and the one DshaWarning that announces the path.
 
 dev/run's smoke step of Spark 4.1.4 sets both variables (and runs this file once); elsewhere it is skipped."""
 import dataclasses
@@ -168,6 +168,23 @@ def test_the_logical_hash_column_equals_the_jars_row_by_row(spark, tables, clien
     jar = {str(r["id"]): bytes(r["digest"]).hex() for r in df.select("id", logical_hash(*df.columns).alias("digest"))
            .collect()}
     assert _answers(client, server)["logical_hash"] == jar and len(jar) == 40
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_sql_functions_without_the_jar_equal_the_jars(spark, tables, client, expected, server):
+    """dsha.jarfree.register_sql on the server: dsha_py_logical_hash(struct(*)) row by row and digest_sql's table
+    digest (of the rows and of none) equal the jar's logical_hash and dsha."""
+    from dsha.functions import logical_hash
+
+    got = _answers(client, server)["sql"]
+    assert "error" not in got, f"{server}:\n{got.get('error')}"
+    schema, rows = tables["every_type"]
+    df = spark.createDataFrame(rows, schema)
+    jar = {str(r["id"]): bytes(r["digest"]).hex() for r in df.select("id", logical_hash(*df.columns).alias("digest"))
+           .collect()}
+    assert got["registered"] == ["dsha_py_logical_hash", "dsha_py_schema_digest"]
+    assert got["logical_hash"] == jar and got["digest"] == expected["every_type"].digest
+    assert got["empty"] == dsha.fingerprint(df.where("id < 0"), engine="jvm").digest
 
 
 @pytest.fixture(scope="module")

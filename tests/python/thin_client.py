@@ -25,7 +25,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import dsha
+import dsha.jarfree
 from dsha.jarfree.columns import logical_hash
+from dsha.jarfree.sql import digest_sql
 
 
 def _children():
@@ -61,6 +63,20 @@ def _diff(left, right, key):
                 "changed_rows": sorted(list(r) for r in d.changed.collect()) if key else None}
 
 
+def _sql(spark, whole):
+    """dsha's SQL functions without the jar (dsha.jarfree.register_sql): row digests and the table digest of
+    digest_sql, over the whole table and none of it; a server that cannot run them is reported, not raised."""
+    try:
+        registered = sorted(dsha.jarfree.register_sql(spark))
+        whole.createOrReplaceTempView("thin_client_every")
+        rows = spark.sql("SELECT id, hex(dsha_py_logical_hash(struct(*))) AS h FROM thin_client_every").collect()
+        return {"registered": registered, "logical_hash": {str(r["id"]): r["h"].lower() for r in rows},
+                "digest": spark.sql(digest_sql("thin_client_every")).first()["digest"],
+                "empty": spark.sql(digest_sql("(SELECT * FROM thin_client_every WHERE id < 0)")).first()["digest"]}
+    except Exception:
+        return {"error": traceback.format_exc()}
+
+
 def on_server(url, tables, store, key):
     started = time.monotonic()
     spark = SparkSession.builder.remote(url).getOrCreate()
@@ -87,6 +103,7 @@ def on_server(url, tables, store, key):
             out["changed"] = [c.what for c in dsha.changed({"t": whole.where("id <> 3")}, store=store, name="step")]
             hashed = whole.select("id", logical_hash(*whole.columns).alias("digest")).collect()
             out["logical_hash"] = {str(r["id"]): bytes(r["digest"]).hex() for r in hashed}
+        out["sql"] = _sql(spark, whole)
         out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, dsha.DshaWarning)]
         try:
             dsha.fingerprint(whole, engine="jvm")

@@ -17,11 +17,20 @@ from dsha.errors import UnsupportedTypeError
 __all__ = ["logical_hash"]
 
 
+# the field metadata keys Spark marks the structs with that carry a variant, geometry or geography (pyspark's
+# to_arrow_type): such a struct is not a struct of the jar's
+_TAGGED = (b"variant", b"geometry", b"geography")
+
+
 def _exact(t: pa.DataType, path: str) -> None:
-    """Refuses the Arrow types that carry a Spark type the jar hashes as another (A.2: intervals, TIME, ...)."""
+    """Refuses the Arrow types that carry a Spark type the jar hashes as another (A.2: intervals, TIME, variant...)."""
     if pat.is_struct(t):
         for i in range(t.num_fields):
-            _exact(t.field(i).type, f"{path}.{t.field(i).name}")
+            field = t.field(i)
+            if field.metadata and any(k in field.metadata for k in _TAGGED):  # not a struct: Spark's mark says so
+                raise UnsupportedTypeError(f"column {path}: Spark hands it over as {t}, the transfer of a variant or "
+                                           f"spatial type, which the jar-free logical_hash cannot hash as the jar does")
+            _exact(field.type, f"{path}.{field.name}")
     elif pat.is_list(t) or pat.is_large_list(t):
         _exact(t.value_type, f"{path}[]")
     elif pat.is_map(t):
