@@ -55,7 +55,9 @@ def logical_hash(*names: str) -> Any:
     """The row digest of the named columns as a Column (BINARY, 16 bytes), computed by Python on the executors:
     ``df.select(dsha.jarfree.columns.logical_hash("id", "name"))`` equals the jar's ``logical_hash(id, name)``.
     Columns are given by name, spelt as the table spells them (SPEC.md §2.1: a nested field ``s.x`` is named
-    ``x``); Spark 4.1+ (Arrow UDFs)."""
+    ``x``); Spark 4.1+ (Arrow UDFs). It sees values, not the DataFrame's Spark schema: a collated string arrives as
+    a plain Arrow string and is hashed as ``string`` (the jar: ``string collate ...``), so pass no collated strings
+    (``dsha.fingerprint`` reads the schema and refuses them)."""
     from pyspark.sql import functions as F
 
     if not names:
