@@ -6,11 +6,12 @@ import warnings
 from collections import Counter
 
 import pytest
-from conftest import PASS_MODES
+from conftest import MODE, PASS_MODES
 from pyspark.sql import functions as F
 
 import dsha
 from dsha.errors import DshaWarning
+from dsha.spark.session import session_settings
 
 NESTED = """id, CAST(id * 1000003 % 99991 AS DECIMAL(38, 6)) / 7 AS amount,
     CAST(id % 997 AS DECIMAL(9, 2)) AS price,
@@ -296,3 +297,27 @@ def test_cli_diff(spark, tmp_path):
     assert missing.returncode == 2 and "key column nope is not on the left" in missing.stderr
     again = run_cli("diff", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(tmp_path / "out"))
     assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_a_sketch_of_many_partitions_merged_as_a_tree_is_the_flat_sketch(spark, monkeypatch):
+    """Issue #35 item 6: past spark/tree.py's bound each side's sketches are merged as a tree (groups of at most
+    FAN_IN partitions, then their merges) instead of all in one task; merging is associative and commutative, so the
+    sketch's bytes are the flat aggregate's, and so the diff. 70 partitions of 5 rows, 96 cells (small, fast)."""
+    from dsha.spark import diff as spark_diff, tree
+
+    left = spark.range(0, 350, 1, 70).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
+    right = left.filter("id NOT IN (5, 300)").union(spark.range(1).selectExpr("id + 5000 AS id", "'x' AS s"))
+    empty = spark.range(0).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
+    assert tree.task_count(left) == (70 if MODE == "classic" else None)  # the plan's 70 splits; unseen on Connect
+    with session_settings(spark, {"spark.dsha.sketch.cells": "96"}), tree.shuffle_for(spark, 70, 1, 8):
+        flat = [bytes(d.selectExpr("dsha_sketch(*) AS s").first()["s"]) for d in (left, empty)]
+        monkeypatch.setattr(tree, "TREE_BYTES", 0)  # a tree at any size past FAN_IN partitions
+        # two levels (9 groups of 8 partitions, then 2) and, over no rows, the sketch of none
+        assert [bytes(tree.merged(d, "dsha_sketch(*)", "dsha_sketch_merge", 70, 1, 8).first()["s"])
+                for d in (left, empty)] == flat
+    used = []
+    monkeypatch.setattr(spark_diff, "task_count", lambda df: 70)  # as classic reads it from the plan, on Connect too
+    monkeypatch.setattr(spark_diff, "merged", lambda *a, **k: used.append(a[3]) or tree.merged(*a, **k))
+    d = dsha.diff(left, right, cells=96)
+    assert used == [70, 70] and (d.only_left_count, d.only_right_count) == (2, 1)
+    assert sorted(r.id for r in d.only_left.collect()) == [5, 300] and [r.id for r in d.only_right.collect()] == [5000]

@@ -150,3 +150,22 @@ def test_column_functions_reject_other_types():
         dsha_merge(1)
     with pytest.raises(ValueError, match="at least one column"):
         dsha_state()
+
+
+def test_states_of_many_partitions_merged_as_a_tree_are_the_flat_states(spark, monkeypatch):
+    """Issue #35 item 6: past spark/tree.py's threshold (by default millions of partitions of dsha-v1 states, ~150,000
+    of dsha-secure-v1's 4 KiB) dsha.state and dsha.fingerprint merge the partitions' states as a tree (dsha_merge of
+    groups of at most FAN_IN partitions); the bytes are the flat aggregate's. 70 partitions of 5 rows, and none."""
+    from dsha.spark import digests, tree
+
+    algorithm = "dsha-v1"
+    df = spark.range(0, 350, 1, 70).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
+    empty = spark.range(0).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
+    flat = [(dsha.state(d, algorithm=algorithm), dsha.fingerprint(d, algorithm=algorithm)) for d in (df, empty)]
+    used = []
+    monkeypatch.setattr(tree, "TREE_BYTES", 0)
+    monkeypatch.setattr(digests, "task_count", lambda d: 70)  # as classic reads it from the plan, on Connect too
+    monkeypatch.setattr(digests, "merged",
+                        lambda *a, **k: used.append(tree.use_tree(a[3], a[4])) or tree.merged(*a, **k))
+    assert [(dsha.state(d, algorithm=algorithm), dsha.fingerprint(d, algorithm=algorithm)) for d in (df, empty)] == flat
+    assert used == [True, True, True, True]

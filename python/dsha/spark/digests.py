@@ -12,6 +12,7 @@ from dsha.spark.bridge import java_errors, jvm_api
 from dsha.spark.frames import session_of
 from dsha.spark.keys import Key, key_reference
 from dsha.spark.session import ensure_loaded, translate_errors
+from dsha.spark.tree import merged, shuffle_for, task_count, use_tree
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -31,6 +32,8 @@ class Digests:
     def __init__(self, spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]):
         self.algorithm = algorithm_id(algorithm, key)
         self.reference = None if key is None else key_reference(spark, key, self.algorithm)
+        # a state's bytes, near enough (its combiner's words and row count): what a tree of them weighs
+        self.state_bytes = BY_ID[self.algorithm].state_bytes + 16
 
     def _call(self, form: str, cols: Sequence[ColumnOrName]) -> Column:
         name = BY_ID[self.algorithm].sql + form
@@ -91,7 +94,12 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
         return _metadata_fingerprint(df.select(*chosen) if chosen else df)
     ensure_loaded(df.sparkSession)
     digests = Digests(df.sparkSession, algorithm, key)
+    partitions, size = task_count(df), digests.state_bytes
     with translate_errors():
+        if use_tree(partitions, size):  # many partitions of large states: merged as a tree (spark/tree.py)
+            with shuffle_for(df.sparkSession, partitions, size):
+                tree = merged(df, digests.state(*chosen), "dsha_merge", partitions, size)
+                return _from_struct(_first(tree.selectExpr("dsha_final_fingerprint(s) AS f"))["f"])
         row = _first(df.agg(digests.fingerprint(*chosen).alias("f")))
     return _from_struct(row["f"])
 
@@ -123,8 +131,10 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
     ensure_loaded(df.sparkSession)
     chosen = columns_of((), columns)
     digests = Digests(df.sparkSession, algorithm, key)
-    with translate_errors():
-        row = _first(df.agg(digests.state(*(chosen or ["*"])).alias("s")))
+    partitions, size = task_count(df), digests.state_bytes
+    with translate_errors(), shuffle_for(df.sparkSession, partitions, size):
+        # many partitions of large states: merged as a tree (spark/tree.py), else one global aggregate
+        row = _first(merged(df, digests.state(*(chosen or ["*"])), "dsha_merge", partitions, size))
     return bytes(row["s"])
 
 

@@ -1,11 +1,6 @@
 package io.dsha.aggregate
 
-import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionDescription}
-import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
-import org.apache.spark.sql.catalyst.trees.UnaryLike
-import org.apache.spark.sql.types.{BinaryType, DataType}
 
 // scalastyle:off line.size.limit
 @ExpressionDescription(
@@ -28,45 +23,14 @@ import org.apache.spark.sql.types.{BinaryType, DataType}
 )
 // scalastyle:on line.size.limit
 case class DshaMerge(child: Expression, mutableAggBufferOffset: Int = 0, inputAggBufferOffset: Int = 0)
-    extends TypedImperativeAggregate[Option[DigestState.Portable]]
-    with UnaryLike[Expression] {
+    extends BytesMerge[DigestState.Portable] {
 
   override def prettyName: String = "dsha_merge"
-  override def nullable: Boolean = true
-  override def dataType: DataType = BinaryType
-
-  override def checkInputDataTypes(): TypeCheckResult = child.dataType match {
-    case BinaryType => TypeCheckResult.TypeCheckSuccess
-    case other =>
-      TypeCheckResult.TypeCheckFailure(
-        s"$prettyName takes a BINARY dsha state (from dsha_state), not ${other.sql}: ${child.sql}"
-      )
-  }
-
-  override def createAggregationBuffer(): Option[DigestState.Portable] = None
-
-  override def update(buffer: Option[DigestState.Portable], input: InternalRow): Option[DigestState.Portable] =
-    child.eval(input) match {
-      case null => buffer
-      case bytes: Array[Byte] => merge(buffer, Some(DigestState.parse(bytes)))
-    }
-
-  override def merge(
-      buffer: Option[DigestState.Portable],
-      other: Option[DigestState.Portable]
-  ): Option[DigestState.Portable] = (buffer, other) match {
-    case (Some(a), Some(b)) => Some(a.merge(b))
-    case _ => buffer.orElse(other)
-  }
-
-  override def eval(buffer: Option[DigestState.Portable]): Any = buffer.map(_.toBytes).orNull
-
-  /** The buffer travels as the state's own bytes (none when it has seen no state). */
-  override def serialize(buffer: Option[DigestState.Portable]): Array[Byte] =
-    buffer.map(_.toBytes).getOrElse(Array.emptyByteArray)
-
-  override def deserialize(bytes: Array[Byte]): Option[DigestState.Portable] =
-    if (bytes.isEmpty) None else Some(DigestState.parse(bytes))
+  override protected def takes: String = "a BINARY dsha state (from dsha_state)"
+  override protected def parse(bytes: Array[Byte]): DigestState.Portable = DigestState.parse(bytes)
+  override protected def bytesOf(value: DigestState.Portable): Array[Byte] = value.toBytes
+  override protected def add(buffer: DigestState.Portable, other: DigestState.Portable): DigestState.Portable =
+    buffer.merge(other)
 
   override def withNewMutableAggBufferOffset(offset: Int): DshaMerge = copy(mutableAggBufferOffset = offset)
   override def withNewInputAggBufferOffset(offset: Int): DshaMerge = copy(inputAggBufferOffset = offset)

@@ -52,6 +52,11 @@ object DshaFunctions {
       case args =>
         throw new IllegalArgumentException(s"dsha_sketch_diff takes two sketches, not ${args.size} arguments")
     },
+    describe[DshaSketchMerge]("dsha_sketch_merge") {
+      case Seq(sketch) => DshaSketchMerge(sketch)
+      case args =>
+        throw new IllegalArgumentException(s"dsha_sketch_merge takes one argument, a dsha sketch, not ${args.size}")
+    },
     describe[LogicalHashIn]("logical_hash_in")(LogicalHashIn.build),
     describe[LogicalFilterWordIn]("logical_filter_word_in")(LogicalFilterWordIn.build)
   )
