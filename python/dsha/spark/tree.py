@@ -84,6 +84,7 @@ def shuffle_for(spark: Any, partitions: Optional[int], partial_bytes: int, fan_i
     """The settings block for a tree's queries: a shuffle partition per group of the first level, when there are more
     groups than ``spark.sql.shuffle.partitions`` (else the session's settings, unchanged)."""
     groups = levels(partitions, fan_in) if partitions is not None and use_tree(partitions, partial_bytes) else []
+    if not groups:  # no tree: nothing to read or set (on Spark Connect each read is a round trip)
+        return session_settings(spark, {})
     current = int(spark.conf.get("spark.sql.shuffle.partitions", "200") or 200)
-    values = {"spark.sql.shuffle.partitions": str(groups[0])} if groups and groups[0] > current else {}
-    return session_settings(spark, values)
+    return session_settings(spark, {"spark.sql.shuffle.partitions": str(groups[0])} if groups[0] > current else {})
