@@ -16,6 +16,8 @@ from typing import Any, Dict
 import pyarrow as pa
 import pyarrow.types as pat
 
+from dsha.core.algorithms import BY_ID, DEFAULT
+from dsha.core.states import multihash
 from dsha.errors import UnsupportedTypeError
 from dsha.jarfree.columns import _TAGGED, _exact
 from dsha.spark.session import FUNCTIONS
@@ -98,6 +100,8 @@ def digest_sql(relation: str, row: str = "struct(*)", prefix: str = PREFIX) -> s
     def out(value: str) -> str:
         return le(f"lpad(conv(CAST(pmod({value}, 4294967296) AS STRING), 10, 16), 8, '0')", 4)
 
+    # the digest string's start: "f", then the multihash code and length of a SHA-256 (core/states.multihash)
+    head = "f" + multihash(BY_ID[DEFAULT].code, bytes(32))[:-32].hex()
     rows = le("lpad(conv(CAST(n AS STRING), 10, 16), 16, '0')", 8)
     carried = "w0"
     sums = [carried]
@@ -109,7 +113,7 @@ def digest_sql(relation: str, row: str = "struct(*)", prefix: str = PREFIX) -> s
         f"s AS (SELECT {prefix}_schema_digest(first(r)) AS schema, count(*) AS n,",
         *[f"       {word(i)}," for i in range(3)],
         f"       {word(3)} FROM d)",
-        "SELECT concat('f81b4f50120', sha2(unhex(concat(hex('dsha-v1'), schema,",
+        f"SELECT concat('{head}', sha2(unhex(concat(hex('{DEFAULT}'), schema,",
         f"         {rows},",
         *[f"         {out(v)}{',' if i < 3 else ''}" for i, v in enumerate(sums)],
         "         )), 256)) AS digest",
