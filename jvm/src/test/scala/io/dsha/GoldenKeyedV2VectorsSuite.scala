@@ -7,7 +7,7 @@ import io.dsha.util.Secret
 /**
  * SPEC.md §16.6: the dsha-keyed-v2 golden vectors (tests/golden/vectors-keyed-v2.json, written by the independent
  * reference from the SPEC text), computed over the tables of vectors.json by the keyed functions under
- * `spark.dsha.keyed.algorithm=dsha-keyed-v2` in half the execution modes each (SparkSuite.sameInHalfTheModes):
+ * `spark.dsha.keyed.algorithm=dsha-keyed-v2` in half the execution modes each, one on partial builds (SparkSuite.sameInModesByIndex):
  * digest, content sum, algorithm and state, and what the state finalises to without the key; and the key's `key_id`.
  */
 class GoldenKeyedV2VectorsSuite extends GoldenSuite {
@@ -30,7 +30,7 @@ class GoldenKeyedV2VectorsSuite extends GoldenSuite {
       val keyed = e.get("keyed_v2")
       onThisSpark(v) {
         val outputs = withConf(Map(KeyedAlgorithm.Setting -> DshaKeyedV2.Id)) {
-          aggregatedInHalfTheModes(index, v, keyedColumns(key, args) :+ s"dsha_keyed_fingerprint($key$args).algorithm")
+          aggregatedInModesByIndex(index, v, keyedColumns(key, args) :+ s"dsha_keyed_fingerprint($key$args).algorithm")
         }
         assert(outputs.last == DshaKeyedV2.Id, "algorithm")
         // The state names its algorithm: it finalises without the key or the setting.

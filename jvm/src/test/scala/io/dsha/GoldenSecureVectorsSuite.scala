@@ -5,7 +5,7 @@ import io.dsha.GoldenFiles.{elements, table, text}
 /**
  * SPEC.md §16.5: the dsha-secure-v1 and dsha-keyed-v1 golden vectors (tests/golden/vectors-secure.json, written by the
  * independent reference), computed over the tables of vectors.json in half the execution modes each (one generated,
- * one interpreted; each mode runs half the vectors: SparkSuite.sameInHalfTheModes): the SHA-256 of the
+ * one interpreted; each mode runs half the vectors), one on partial builds (SparkSuite.sameInModesByIndex): the SHA-256 of the
  * secure state (4 KiB) and what it finalises to, the digest and the SHA-256 of the content sum; the keyed digest,
  * content sum and state, and what that state finalises to without the key.
  */
@@ -31,7 +31,7 @@ class GoldenSecureVectorsSuite extends GoldenSuite {
         // The secure digest and content sum as its state finalises (which SecureDigestSuite holds equal to what
         // dsha_secure and dsha_secure_fingerprint give): one aggregate of 513 words, where three would take twice as
         // long in generated code.
-        val outputs = aggregatedInHalfTheModes(
+        val outputs = aggregatedInModesByIndex(
           index,
           v,
           Seq(

@@ -9,8 +9,8 @@ import io.dsha.util.Bytes
 
 /**
  * SPEC.md §17.6: the sketch golden vectors (tests/golden/vectors-sketch.json, written by the independent reference),
- * byte for byte, each in half the execution modes (one generated, one interpreted; each mode runs half of them:
- * SparkSuite.sameInHalfTheModes): each table's sketch at 6 cells with column digests and at 1 cell without, and
+ * byte for byte, each in half the execution modes (one generated, one interpreted; each mode runs half of them), one on
+ * partial builds (SparkSuite.sameInModesByIndex): each table's sketch at 6 cells with column digests and at 1 cell without, and
  * its rows' filter words (its sketch minus the empty one, decoded); a sketch at 12 cells and at 3 and 4 (its folds);
  * left/right sketches and their decoded difference (and, without folding, at the difference's own size); sketches of
  * format version 1, decoded and merged with version 2.
@@ -88,7 +88,7 @@ class GoldenSketchVectorsSuite extends GoldenSuite {
       val v = table(name)
       val args = GoldenFiles.arguments(v)
       onThisSpark(v) {
-        val (m6, m1, decoded) = sameInHalfTheModes(index) {
+        val (m6, m1, decoded) = sameInModesByIndex(index) {
           val df = shuffled(text(s, "sql"))
           val m6 = sketch(df, args, 6)
           (m6, sketch(df, args, 1, columns = false), decode(m6, sketch(df.where("false"), args, 6)))
@@ -123,7 +123,7 @@ class GoldenSketchVectorsSuite extends GoldenSuite {
       val (mLeft, mRight) =
         (Option(d.get("m_left")).map(_.asInt()).orElse(m), Option(d.get("m_right")).map(_.asInt()).orElse(m))
       onThisSpark(d) {
-        val (left, right, decoded) = sameInHalfTheModes(index) {
+        val (left, right, decoded) = sameInModesByIndex(index) {
           val left = sketch(shuffled(text(d, "sql_left")), "*", mLeft.get)
           val right = sketch(shuffled(text(d, "sql_right")), "*", mRight.get)
           (left, right, decode(left, right))
@@ -142,7 +142,7 @@ class GoldenSketchVectorsSuite extends GoldenSuite {
       val args = GoldenFiles.arguments(v)
       val v1 = text(s, "sketch_m6")
       onThisSpark(v) {
-        val (v2, decoded) = sameInHalfTheModes(index) {
+        val (v2, decoded) = sameInModesByIndex(index) {
           val df = shuffled(text(s, "sql"))
           (sketch(df, args, 6), decode(v1, sketch(df.where("false"), args, 6)))
         }

@@ -62,10 +62,10 @@ trait GoldenSuite extends SparkSuite {
 
   /**
    * The string columns `exprs` (aggregates) over the vector's table, after a shuffle so that hashing runs on real rows
-   * (generated or interpreted), not folded on the driver; the same in the half of the execution modes that the
-   * vector's `index` in its file chooses (SparkSuite.sameInHalfTheModes).
+   * (generated or interpreted), not folded on the driver; the same in the execution modes that the vector's
+   * `index` in its file chooses (SparkSuite.sameInModesByIndex: half of them, one on partial builds).
    */
-  def aggregatedInHalfTheModes(index: Int, v: JsonNode, exprs: Seq[String]): Seq[String] = sameInHalfTheModes(index) {
+  def aggregatedInModesByIndex(index: Int, v: JsonNode, exprs: Seq[String]): Seq[String] = sameInModesByIndex(index) {
     val row = spark.sql(GoldenFiles.text(v, "sql")).repartition(2).selectExpr(exprs: _*).head()
     exprs.indices.map(row.getString)
   }

@@ -45,19 +45,21 @@ trait SparkSuite extends AnyFunSuite {
   def sameInAllModes[T](f: => T): T = sameIn(modes)(f)
 
   /**
-   * Asserts `f` gives the same result in two of the four modes, and returns it: one generated and one interpreted, one
-   * of them through the row-bytes step; an even `index` takes generated code with Spark's aggregate and the interpreted
-   * row-bytes step, an odd one the other two. For files of golden vectors of another algorithm than dsha-v1, whose
-   * vectors run by index (so that each mode runs half of them): what such an algorithm adds (its row hasher and
-   * combiner) does not depend on the column types, and how each type is read, in each mode, is the same for every
-   * algorithm and checked by GoldenVectorsSuite on every vector in all four modes.
+   * Asserts `f` gives the same result in the modes chosen by `index`, and returns it: on the full builds, two of the
+   * four modes, one generated and one interpreted, one of them through the row-bytes step (an even `index` takes
+   * generated code with Spark's aggregate and the interpreted row-bytes step, an odd one the other two); on a partial
+   * build ([[SparkSuite.partialBuild]]), one of those two, by `index / 2`, so that every four consecutive indices still
+   * run all four modes. For files of golden vectors of another algorithm than dsha-v1, whose vectors run by index:
+   * what such an algorithm adds (its row hasher and combiner) does not depend on the column types, and how each type
+   * is read, in each mode, is the same for every algorithm and checked by GoldenVectorsSuite on every vector in all
+   * four modes, on every build.
    */
-  def sameInHalfTheModes[T](index: Int)(f: => T): T = {
+  def sameInModesByIndex[T](index: Int)(f: => T): T = {
     def generated(conf: Map[String, String]) = conf.get("spark.sql.codegen.factoryMode").contains("CODEGEN_ONLY")
     def rowBytes(conf: Map[String, String]) = conf.get("spark.dsha.hashRowBytes").contains("true")
-    val chosen = modes.filter { case (_, conf) => (generated(conf) == rowBytes(conf)) == (index % 2 == 1) }
-    require(chosen.size == 2, s"half the modes are two, not ${chosen.map(_._1)}")
-    sameIn(chosen)(f)
+    val half = modes.filter { case (_, conf) => (generated(conf) == rowBytes(conf)) == (index % 2 == 1) }
+    require(half.size == 2, s"half the modes are two, not ${half.map(_._1)}")
+    sameIn(if (SparkSuite.partialBuild) Seq(half((index / 2) % 2)) else half)(f)
   }
 
   private def sameIn[T](chosen: Seq[(String, Map[String, String])])(f: => T): T = {
@@ -95,15 +97,23 @@ object SparkSuite {
     .getOrCreate()
 
   /**
-   * Seeds `1 to n` of a property suite's random tables, or the first quarter of them (at least 2) when the JVM has
-   * `-Ddsha.test.randomTables=some`: the test plan's builds other than its two full lines (dev/run), where what these
-   * tables add to the golden vectors (the algorithm's invariances over random schemas) is the same as on the full ones.
+   * Whether this JVM runs the suite for one of the test plan's builds other than its two full lines (dev/run's
+   * `partial_scala_suite`: `-Ddsha.test.build=partial`; default `full`). Such a build runs every test, with fewer of
+   * what does not depend on the build: a quarter of the property suites' random tables ([[randomTableSeeds]]) and one
+   * execution mode per vector of the other algorithms' golden files ([[SparkSuite#sameInModesByIndex]]).
    */
-  def randomTableSeeds(n: Int): Range = sys.props.get("dsha.test.randomTables") match {
-    case None | Some("all") => 1 to n
-    case Some("some") => 1 to math.min(n, math.max(2, n / 4))
-    case Some(other) => throw new IllegalArgumentException(s"-Ddsha.test.randomTables=$other: use all or some")
+  lazy val partialBuild: Boolean = sys.props.getOrElse("dsha.test.build", "full") match {
+    case "full" => false
+    case "partial" => true
+    case other => throw new IllegalArgumentException(s"-Ddsha.test.build=$other: use full or partial")
   }
+
+  /**
+   * Seeds `1 to n` of a property suite's random tables, or the first quarter of them (at least 2) on a partial build
+   * ([[partialBuild]]), where what these tables add to the golden vectors (the algorithm's invariances over random
+   * schemas) is the same as on the full ones.
+   */
+  def randomTableSeeds(n: Int): Range = if (partialBuild) 1 to math.min(n, math.max(2, n / 4)) else 1 to n
 
   /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
   def atLeast(version: String, required: String): Boolean = {
