@@ -303,12 +303,19 @@ def test_a_sketch_of_many_partitions_merged_as_a_tree_is_the_flat_sketch(spark, 
     """Issue #35 item 6: past spark/tree.py's bound each side's sketches are merged as a tree (groups of at most
     FAN_IN partitions, then their merges) instead of all in one task; merging is associative and commutative, so the
     sketch's bytes are the flat aggregate's, and so the diff. 70 partitions of 5 rows, 96 cells (small, fast)."""
+    from dsha.core.algorithms import ALGORITHMS
     from dsha.spark import diff as spark_diff, tree
+    from dsha.spark.digests import state_bytes
 
     left = spark.range(0, 350, 1, 70).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
     right = left.filter("id NOT IN (5, 300)").union(spark.range(1).selectExpr("id + 5000 AS id", "'x' AS s"))
     empty = spark.range(0).selectExpr("id", "CAST(id % 7 AS STRING) AS s")
-    assert tree.task_count(left) == (70 if MODE == "classic" else None)  # the plan's 70 splits; unseen on Connect
+    assert tree.task_count(left, 48 * 96) == (70 if MODE == "classic" else None)  # the plan's 70 splits; unseen on Connect
+    # States of dsha-v1 and the keyed algorithms take a tree only past tree.MOST_TASKS: their input's plan is not
+    # read; dsha-secure-v1's 4 KiB states may take one, so it is.
+    sizes = {a.id: state_bytes(a.id) for a in ALGORITHMS}
+    assert [a for a, size in sizes.items() if tree.task_count(left, size) is None] == (
+        ["dsha-v1", "dsha-keyed-v1", "dsha-keyed-v2"] if MODE == "classic" else list(sizes))
     with session_settings(spark, {"spark.dsha.sketch.cells": "96"}), tree.shuffle_for(spark, 70, 1, 8):
         flat = [bytes(d.selectExpr("dsha_sketch(*) AS s").first()["s"]) for d in (left, empty)]
         monkeypatch.setattr(tree, "TREE_BYTES", 0)  # a tree at any size past FAN_IN partitions
@@ -316,7 +323,7 @@ def test_a_sketch_of_many_partitions_merged_as_a_tree_is_the_flat_sketch(spark, 
         assert [bytes(tree.merged(d, "dsha_sketch(*)", "dsha_sketch_merge", 70, 1, 8).first()["s"])
                 for d in (left, empty)] == flat
     used = []
-    monkeypatch.setattr(spark_diff, "task_count", lambda df: 70)  # as classic reads it from the plan, on Connect too
+    monkeypatch.setattr(spark_diff, "task_count", lambda df, size: 70)  # as classic reads it from the plan, on Connect too
     monkeypatch.setattr(spark_diff, "merged", lambda *a, **k: used.append(a[3]) or tree.merged(*a, **k))
     d = dsha.diff(left, right, cells=96)
     assert used == [70, 70] and (d.only_left_count, d.only_right_count) == (2, 1)

@@ -164,7 +164,7 @@ def test_states_of_many_partitions_merged_as_a_tree_are_the_flat_states(spark, m
     flat = [(dsha.state(d, algorithm=algorithm), dsha.fingerprint(d, algorithm=algorithm)) for d in (df, empty)]
     used = []
     monkeypatch.setattr(tree, "TREE_BYTES", 0)
-    monkeypatch.setattr(digests, "task_count", lambda d: 70)  # as classic reads it from the plan, on Connect too
+    monkeypatch.setattr(digests, "task_count", lambda d, size: 70)  # as classic reads it from the plan, on Connect too
     monkeypatch.setattr(digests, "merged",
                         lambda *a, **k: used.append(tree.use_tree(a[3], a[4])) or tree.merged(*a, **k))
     assert [(dsha.state(d, algorithm=algorithm), dsha.fingerprint(d, algorithm=algorithm)) for d in (df, empty)] == flat

@@ -288,9 +288,9 @@ _DECODED = {
 
 @timed("sketch both sides, decode the difference")
 def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dict[str, Any]:
-    parts = (task_count(left), task_count(right))
-    most = max((p for p in parts if p is not None), default=None)
     size = 48 * cells  # a sketch's bytes, near enough (its cells)
+    parts = (task_count(left, size), task_count(right, size))
+    most = max((p for p in parts if p is not None), default=None)
     with session_settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
                                        "spark.dsha.sketch.columnDigests": str(column_digests).lower()}), \
             shuffle_for(left.sparkSession, most, size):

@@ -19,9 +19,14 @@ if TYPE_CHECKING:
 
     from dsha.spark.types import ColumnOrName, DataFrameLike, SparkSessionLike
 
-__all__ = ["Digests", "columns_of", "empty_state", "equal", "fingerprint", "state"]
+__all__ = ["Digests", "columns_of", "empty_state", "equal", "fingerprint", "state", "state_bytes"]
 
 Columns = Union[str, Sequence["ColumnOrName"], None]
+
+
+def state_bytes(algorithm: str) -> int:
+    """A state's bytes, near enough (its combiner's words and row count): what a tree of them weighs."""
+    return BY_ID[algorithm].state_bytes + 16
 
 
 class Digests:
@@ -32,8 +37,7 @@ class Digests:
     def __init__(self, spark: SparkSessionLike, algorithm: Optional[str], key: Optional[Key]):
         self.algorithm = algorithm_id(algorithm, key)
         self.reference = None if key is None else key_reference(spark, key, self.algorithm)
-        # a state's bytes, near enough (its combiner's words and row count): what a tree of them weighs
-        self.state_bytes = BY_ID[self.algorithm].state_bytes + 16
+        self.state_bytes = state_bytes(self.algorithm)
 
     def _call(self, form: str, cols: Sequence[ColumnOrName]) -> Column:
         name = BY_ID[self.algorithm].sql + form
@@ -94,7 +98,8 @@ def fingerprint(df: DataFrameLike, *cols: ColumnOrName, columns: Columns = None,
         return _metadata_fingerprint(df.select(*chosen) if chosen else df)
     ensure_loaded(df.sparkSession)
     digests = Digests(df.sparkSession, algorithm, key)
-    partitions, size = task_count(df), digests.state_bytes
+    size = digests.state_bytes
+    partitions = task_count(df, size)
     with translate_errors():
         if use_tree(partitions, size):  # many partitions of large states: merged as a tree (spark/tree.py)
             with shuffle_for(df.sparkSession, partitions, size):
@@ -131,7 +136,8 @@ def state(df: DataFrameLike, columns: Columns = None, algorithm: Optional[str] =
     ensure_loaded(df.sparkSession)
     chosen = columns_of((), columns)
     digests = Digests(df.sparkSession, algorithm, key)
-    partitions, size = task_count(df), digests.state_bytes
+    size = digests.state_bytes
+    partitions = task_count(df, size)
     with translate_errors(), shuffle_for(df.sparkSession, partitions, size):
         # many partitions of large states: merged as a tree (spark/tree.py), else one global aggregate
         row = _first(merged(df, digests.state(*(chosen or ["*"])), "dsha_merge", partitions, size))

@@ -18,7 +18,7 @@ from typing import Any, List, Optional
 from dsha.dependencies import F
 from dsha.spark.session import is_connect, session_settings
 
-__all__ = ["FAN_IN", "TREE_BYTES", "levels", "merged", "shuffle_for", "task_count", "use_tree"]
+__all__ = ["FAN_IN", "MOST_TASKS", "TREE_BYTES", "levels", "merged", "shuffle_for", "task_count", "use_tree"]
 
 # The most partials one merge takes (at the default sketch size, 64 × 2.25 MiB = 144 MiB a task).
 FAN_IN = 64
@@ -27,6 +27,10 @@ FAN_IN = 64
 # execution/HashRowBytes, which a grouped aggregate is not); a state (tens of bytes, 4 KiB for dsha-secure-v1) takes
 # a tree only at millions (or, secure, ~150,000) partitions.
 TREE_BYTES = 256 * 48 * 49152
+# More tasks than one stage of any real job has (a Spark driver keeps per-task state for each): partials so small that
+# this many fit in TREE_BYTES never take a tree, so their input's plan is not read for its task count (a state of
+# dsha-v1, ~72 bytes: ~8 million partitions would be needed).
+MOST_TASKS = 1_000_000
 
 
 def use_tree(partitions: Optional[int], partial_bytes: int) -> bool:
@@ -44,10 +48,12 @@ def levels(partitions: int, fan_in: int = FAN_IN) -> List[int]:
     return counts
 
 
-def task_count(df: Any) -> Optional[int]:
-    """The number of tasks that compute ``df``'s last stage (each a partial of a global aggregate over it), from its
-    physical plan without running it; None where the client cannot see it (Spark Connect) or the plan does not say."""
-    if is_connect(df.sparkSession):
+def task_count(df: Any, partial_bytes: int) -> Optional[int]:
+    """The number of tasks that compute ``df``'s last stage (each a partial of a global aggregate over it, of about
+    ``partial_bytes``), from its physical plan without running it; None where the client cannot see it (Spark
+    Connect), the plan does not say, or partials this small never take a tree (:data:`MOST_TASKS`: the plan is not
+    read, 12-45 ms on the driver)."""
+    if is_connect(df.sparkSession) or partial_bytes * MOST_TASKS <= TREE_BYTES:
         return None
     try:
         plan = df._jdf.queryExecution().executedPlan()
