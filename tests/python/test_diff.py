@@ -228,6 +228,15 @@ def test_duplicate_keys_are_reported_not_multiplied(spark):
     assert {(r["k"], r["left_value"], r["right_value"]) for r in d.changed.collect()} == {(3, "c", "z")}
     assert sorted(r["v"] for r in d.only_left.collect()) == ["b"]
     assert sorted(r["v"] for r in d.only_right.collect()) == ["n", "x", "y"]
+    assert (d.only_left_count, d.only_right_count) == (1, 3)
+    # A null key is a key as any other (paired when once on each side), and the counts are the rows' own.
+    left = spark.createDataFrame([(1, "a"), (None, "x"), (2, "b"), (2, "c")], "k INT, v STRING")
+    right = spark.createDataFrame([(1, "A"), (None, "y"), (2, "d"), (3, "z")], "k INT, v STRING")
+    d = dsha.diff(left, right, key="k")
+    assert (d.changed_count, d.duplicate_keys, d.only_left_count, d.only_right_count) == (2, 1, 2, 2)
+    assert {(r["k"], r["left_value"], r["right_value"]) for r in d.changed.collect()} == {(1, "a", "A"),
+                                                                                          (None, "x", "y")}
+    assert (d.only_left.count(), d.only_right.count()) == (2, 2) and d.columns == {"v": 2}
 
 
 def test_schema_difference_is_a_report(spark):

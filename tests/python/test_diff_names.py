@@ -87,6 +87,8 @@ def assert_keyed(d, left, right, key):
     assert d.changed_count == len(paired) and d.duplicate_keys == len(ambiguous)
     assert rows_of(d.only_left) == Counter(tuple(r.values()) for r in ours_left if r[key] not in paired)
     assert rows_of(d.only_right) == Counter(tuple(r.values()) for r in ours_right if r[key] not in paired)
+    assert (d.only_left_count, d.only_right_count) == (sum(r[key] not in paired for r in ours_left),
+                                                       sum(r[key] not in paired for r in ours_right))
     assert d.columns == {c: sum(1 for _, name, _, _ in expected_changes if name == c) for c in left.columns
                          if c != key}
 

@@ -655,9 +655,12 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
               .unionByName(only_right.select(*keys, F.lit(0).alias(in_left), F.lit(1).alias(in_right))))
     per_key = tagged.groupBy(*keys).agg(F.sum(in_left).alias(n_left), F.sum(in_right).alias(n_right))
     nl, nr = F.col(n_left), F.col(n_right)
+    # One job for every count: a paired key is on one row of each side, so each side's unpaired rows are its
+    # differing rows less the pairs (no count of the semi- and anti-joins below, two jobs more each).
     stats = per_key.agg(
         F.sum(F.when((nl == 1) & (nr == 1), 1).otherwise(0)).alias("paired"),
-        F.sum(F.when((nl >= 1) & (nr >= 1) & ((nl > 1) | (nr > 1)), 1).otherwise(0)).alias("ambiguous")).first()
+        F.sum(F.when((nl >= 1) & (nr >= 1) & ((nl > 1) | (nr > 1)), 1).otherwise(0)).alias("ambiguous"),
+        F.sum(nl).alias("left_rows"), F.sum(nr).alias("right_rows")).first()
     paired_keys = per_key.filter((nl == 1) & (nr == 1)).select(*keys)
     rows_alias, keys_alias = work.name("a"), work.name("k")
 
@@ -672,12 +675,16 @@ def _pair_by_key(result: Diff, only_left: Any, only_right: Any, key: List[str], 
     result.changed_count = int(stats["paired"] or 0)
     result.duplicate_keys = int(stats["ambiguous"] or 0)
     result.only_left, result.only_right = unpaired_left, unpaired_right
-    result.only_left_count = int(unpaired_left.count())
-    result.only_right_count = int(unpaired_right.count())
+    result.only_left_count = int(stats["left_rows"] or 0) - result.changed_count
+    result.only_right_count = int(stats["right_rows"] or 0) - result.changed_count
     result.changed = _changed_frame(paired_left, paired_right, key, work, passes)
-    column = result.change_names[0]
-    per_column = {r[0]: int(r[1]) for r in result.changed.groupBy(quoted(column)).count().collect()}
-    result.columns = {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
+    changed, column = result.changed, result.change_names[0]
+
+    def column_counts() -> Dict[str, int]:  # on first use, as without a key (a job over the pairs)
+        per_column = {r[0]: int(r[1]) for r in changed.groupBy(quoted(column)).count().collect()}
+        return {c: per_column.get(c, 0) for c in only_left.columns if c not in key}
+
+    result._columns_from = column_counts
 
 
 JAR = Passes(sketch=_sketch_pass, in_digests=_in_digests, digest=_digest, column_values=_column_values,
