@@ -70,3 +70,20 @@ def test_key_file_is_checked_the_same_way(tmp_path):
         assert out.returncode == 2 and out.stdout == "", out
         assert out.stderr.startswith(f"dsha: error: the key file {key} ") and reason in out.stderr, out.stderr
         assert len(out.stderr.strip().splitlines()) == 1 and HEX[4:20] not in out.stderr
+
+
+def test_key_references_are_split_and_trimmed_as_the_jar_does():
+    """``conf:NAME#ALGORITHM``: split at the last ``#``, each part trimmed of ASCII spaces and controls only (Java's
+    String.trim, KeyArgument.Reference), the same for the algorithm ``algorithm=`` checks against and for the jar-free
+    path's setting name: a U+00A0 stays (then an unknown algorithm, as the jar says), a \\x01 goes."""
+    from dsha.core.algorithms import algorithm_id, named_algorithm
+    from dsha.core.key_text import key_reference_parts
+
+    assert key_reference_parts("conf:k") == ("k", None)
+    assert key_reference_parts("conf: a#b #\tdsha-keyed-v2\x01") == ("a#b", "dsha-keyed-v2")
+    assert named_algorithm("conf:k#dsha-keyed-v2\x01 ") == "dsha-keyed-v2"
+    assert algorithm_id(None, "conf:k# dsha-keyed-v2\x1f") == "dsha-keyed-v2"
+    assert named_algorithm(f"conf:k#{NBSP}dsha-keyed-v2") == f"{NBSP}dsha-keyed-v2"
+    with pytest.raises(ValueError, match="unknown dsha algorithm"):
+        algorithm_id(None, f"conf:k#dsha-keyed-v2{NBSP}")
+    assert named_algorithm("conf:k") is None and named_algorithm(HEX) is None

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, Optional, Tuple
 
+from dsha.core.key_text import key_reference_parts
+
 __all__ = ["ALGORITHMS", "BY_CODE", "BY_ID", "DEFAULT", "KEYED", "KEYED_NAMES", "META_ALGORITHM", "META_CODE",
            "Algorithm", "algorithm_id", "named_algorithm"]
 
@@ -46,8 +48,8 @@ META_CODE = 0x3D5A80
 
 def named_algorithm(key: object) -> Optional[str]:
     """The algorithm a key reference names, ``conf:NAME#ALGORITHM`` (SPEC.md §16.2), else None."""
-    if isinstance(key, str) and key.startswith("conf:") and "#" in key:
-        return key.rsplit("#", 1)[1].strip()
+    if isinstance(key, str) and key.startswith("conf:"):
+        return key_reference_parts(key)[1]
     return None
 
 

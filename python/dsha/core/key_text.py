@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Optional, Tuple
 
-__all__ = ["ASCII_TRIM", "checked_key_text"]
+__all__ = ["ASCII_TRIM", "checked_key_text", "key_reference_parts"]
 
 ASCII_TRIM = "".join(map(chr, range(0x21)))  # what Java's String.trim removes, as the jar does
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]+")
@@ -40,3 +41,15 @@ def checked_key_text(text: str, what: str = "the key") -> str:
         raise ValueError(f"{what} is {len(t)} hex digits, an odd number, which dsha would read as base64 (another "
                          "key): hex keys are whole bytes, two digits each")
     return t
+
+
+def key_reference_parts(text: str) -> Tuple[str, Optional[str]]:
+    """The setting name and the algorithm (None when not named) of a key reference ``conf:NAME`` or
+    ``conf:NAME#ALGORITHM`` (SPEC.md §16.2), read as the jar reads it: split at the last ``#``, each part trimmed of
+    ASCII spaces and controls only (Java's ``String.trim``), so that both paths name the same setting and algorithm."""
+    if not text.startswith("conf:"):
+        raise ValueError("a key reference starts with conf:")
+    name, hash_, algorithm = text[len("conf:"):].rpartition("#")
+    if not hash_:
+        return algorithm.strip(ASCII_TRIM), None
+    return name.strip(ASCII_TRIM), algorithm.strip(ASCII_TRIM)

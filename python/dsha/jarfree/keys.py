@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 from dsha.arrow._tamper import subkey_seed
 from dsha.core.key_bytes import key_bytes
-from dsha.core.key_text import ASCII_TRIM, checked_key_text
+from dsha.core.key_text import ASCII_TRIM, checked_key_text, key_reference_parts
 
 if TYPE_CHECKING:
     from dsha.spark.types import SparkSessionLike
@@ -84,9 +84,8 @@ def _setting_key(spark: SparkSessionLike, name: str) -> bytes:
 def read_key(spark: SparkSessionLike, key: Any) -> Tuple[Secret, Optional[str]]:
     """The key's bytes and the algorithm a ``conf:NAME#ALGORITHM`` reference names (else None)."""
     if isinstance(key, str) and key.startswith("conf:"):
-        name, _, algorithm = key[len("conf:"):].rpartition("#") if "#" in key else (key[len("conf:"):], "", "")
-        name = name.strip(ASCII_TRIM)
-        return Secret(_setting_key(spark, name)), (algorithm.strip(ASCII_TRIM) or None) if "#" in key else None
+        name, algorithm = key_reference_parts(key)
+        return Secret(_setting_key(spark, name)), algorithm or None
     return Secret(key_bytes(key)), None
 
 
