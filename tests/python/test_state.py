@@ -169,3 +169,8 @@ def test_states_of_many_partitions_merged_as_a_tree_are_the_flat_states(spark, m
                         lambda *a, **k: used.append(tree.use_tree(a[3], a[4])) or tree.merged(*a, **k))
     assert [(dsha.state(d, algorithm=algorithm), dsha.fingerprint(d, algorithm=algorithm)) for d in (df, empty)] == flat
     assert used == [True, True, True, True]
+    # dsha.equal: such sides are fingerprinted one at a time, each through the tree
+    assert dsha.equal(df, df.orderBy("s"), algorithm=algorithm)
+    changed = dsha.equal(df, df.where("id <> 7"), algorithm=algorithm)
+    assert not changed and changed.right.rows == 349 and changed.left == flat[0][1]
+    assert used == [True] * 8

@@ -114,7 +114,8 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
     """Compares two DataFrames by their dsha fingerprints: ``if dsha.equal(a, b): ...``; ``.reason`` otherwise.
 
     Both fingerprints come from one query (two aggregates joined into one row), so the two sides are scanned and
-    hashed side by side rather than one after the other. DataFrames of different sessions are hashed one at a time.
+    hashed side by side rather than one after the other. DataFrames of different sessions, and a side whose states
+    are merged as a tree (:func:`fingerprint`), are hashed one at a time.
     """
     session_of(left, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
     session_of(right, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
@@ -122,6 +123,11 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
         return Comparison(fingerprint(left, algorithm=algorithm, key=key),
                           fingerprint(right, algorithm=algorithm, key=key))
     ensure_loaded(left.sparkSession)
+    size = state_bytes(algorithm_id(algorithm, key))
+    if any(use_tree(task_count(df, size), size) for df in (left, right)):
+        # a side of many partitions of large states: each merged as a tree (spark/tree.py), one after the other
+        return Comparison(fingerprint(left, algorithm=algorithm, key=key),
+                          fingerprint(right, algorithm=algorithm, key=key))
     digests = Digests(left.sparkSession, algorithm, key)
     with translate_errors():
         row = _first(left.agg(digests.fingerprint().alias("left"))
