@@ -148,7 +148,8 @@ def test_every_way_of_passing_a_key_without_the_jar(spark):
     for key, message in ((short, "the key .key=. has 12 bytes: a key needs at least 16"),
                          (short.hex(), "has 12 bytes"), ("no key here", "neither hex nor base64"),
                          ("conf:spark.dsha.secret.never_set", "the setting spark.dsha.secret.never_set is not set"),
-                         (f"conf:{name}#keyed-v2", "takes an id, dsha-keyed-v1 or dsha-keyed-v2")):
+                         (f"conf:{name}#keyed-v2", "takes an id, dsha-keyed-v1 or dsha-keyed-v2"),
+                         (f"conf:{name}# ", "names the algorithm '': conf:NAME#ALGORITHM takes an id")):
         with pytest.raises(ValueError, match=message) as e:
             dsha.fingerprint(df, key=key, engine="python")
         assert "\n" not in str(e.value) and short.hex() not in str(e.value) and KEY.hex() not in str(e.value)

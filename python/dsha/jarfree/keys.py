@@ -84,8 +84,8 @@ def _setting_key(spark: SparkSessionLike, name: str) -> bytes:
 def read_key(spark: SparkSessionLike, key: Any) -> Tuple[Secret, Optional[str]]:
     """The key's bytes and the algorithm a ``conf:NAME#ALGORITHM`` reference names (else None)."""
     if isinstance(key, str) and key.startswith("conf:"):
-        name, algorithm = key_reference_parts(key)
-        return Secret(_setting_key(spark, name)), algorithm or None
+        name, algorithm = key_reference_parts(key)  # conf:NAME# names the algorithm "": refused, as by the jar
+        return Secret(_setting_key(spark, name)), algorithm
     return Secret(key_bytes(key)), None
 
 
