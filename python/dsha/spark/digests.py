@@ -119,15 +119,12 @@ def equal(left: DataFrameLike, right: DataFrameLike, algorithm: Optional[str] = 
     """
     session_of(left, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
     session_of(right, "dsha.equal")  # not a Spark DataFrame: a TypeError naming the right call
-    if left.sparkSession is not right.sparkSession:
+    size = state_bytes(algorithm_id(algorithm, key))
+    if left.sparkSession is not right.sparkSession or any(use_tree(task_count(df, size), size) for df in (left, right)):
+        # other sessions, or a side of many partitions of large states (merged as a tree by fingerprint: spark/tree.py)
         return Comparison(fingerprint(left, algorithm=algorithm, key=key),
                           fingerprint(right, algorithm=algorithm, key=key))
     ensure_loaded(left.sparkSession)
-    size = state_bytes(algorithm_id(algorithm, key))
-    if any(use_tree(task_count(df, size), size) for df in (left, right)):
-        # a side of many partitions of large states: each merged as a tree (spark/tree.py), one after the other
-        return Comparison(fingerprint(left, algorithm=algorithm, key=key),
-                          fingerprint(right, algorithm=algorithm, key=key))
     digests = Digests(left.sparkSession, algorithm, key)
     with translate_errors():
         row = _first(left.agg(digests.fingerprint().alias("left"))
