@@ -25,6 +25,8 @@ LINEITEM_METHODS = [
     ("dsha_keyed_v2", "agg(dsha_keyed(key, *)) with spark.dsha.keyed.algorithm=dsha-keyed-v2: NH, a polynomial and "
                       "AES-256 per row (SPEC.md §16.6)", False),
     ("dsha_secure", "agg(dsha_secure(*)): dsha-secure-v1, LtHash 512x64 over SHA-256 + AES-256-CTR (§16.3)", False),
+    ("dsha_secure_v2", "agg(dsha_secure_v2(*)): dsha-secure-v2, LtHash 256x64 over SHA-256 + fixed-key AES-128 (§16.7)",
+     False),
     ("logical_hash_noop", "select(logical_hash(*)).write.format('noop')", False),
     ("dsha_equality", "dsha.equal(A, B): both fingerprints in one query", False),
     ("except_all_both", "A.exceptAll(B).isEmpty() and B.exceptAll(A).isEmpty()", True),
@@ -185,6 +187,7 @@ def lineitem_methods(spark, df, df_b, parquet_path, selected):
         "dsha_keyed": lambda: agg1(df, "dsha_keyed('000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f', *)"),
         "dsha_keyed_v2": lambda: keyed_v2(df),
         "dsha_secure": lambda: agg1(df, "dsha_secure(*)"),
+        "dsha_secure_v2": lambda: agg1(df, "dsha_secure_v2(*)"),
         "logical_hash_noop": lambda: logical_hash_noop(df),
         "dsha_equality": dsha_eq,
         "except_all_both": except_all,

@@ -1,8 +1,9 @@
-"""The tamper-evident algorithms on the Arrow engine (SPEC.md §16): dsha-keyed-v1, dsha-keyed-v2 and dsha-secure-v1
-byte for byte against every golden vector Arrow can carry (tests/golden/vectors-secure.json and
-vectors-keyed-v2.json: digests, content sums, states, each row's MAC / seed / row value); keys in every spelling;
-states of parts merging into the whole; long rows (NH's key words grown) against a scalar computation of §16.6 written
-here; bad keys and algorithms refused in one line that never shows the key."""
+"""The tamper-evident algorithms on the Arrow engine (SPEC.md §16): dsha-keyed-v1, dsha-keyed-v2, dsha-secure-v1 and
+dsha-secure-v2 byte for byte against every golden vector Arrow can carry (tests/golden/vectors-secure.json,
+vectors-keyed-v2.json and vectors-secure-v2.json: digests, content sums, states, each row's MAC / seed / row value /
+stream); keys in every spelling; states of parts merging into the whole; long rows (NH's key words grown) against a
+scalar computation of §16.6 written here, and rows across dsha-secure-v2's AES chunks against one of §16.7; bad keys
+and algorithms refused in one line that never shows the key."""
 import base64
 import hashlib
 import hmac
@@ -24,10 +25,13 @@ with open(os.path.join(GOLDEN, "vectors-secure.json")) as f:
     SECURE = json.load(f)
 with open(os.path.join(GOLDEN, "vectors-keyed-v2.json")) as f:
     KEYED_V2 = json.load(f)
+with open(os.path.join(GOLDEN, "vectors-secure-v2.json")) as f:
+    SECURE_V2 = json.load(f)
 KEY = bytes.fromhex(SECURE["key_hex"])
 KEY_V2 = bytes.fromhex(KEYED_V2["key_hex"])
 VECTORS = {v["name"]: v for v in load_vectors()}
 KEYED_V2_BY_NAME = {v["name"]: v["keyed_v2"] for v in KEYED_V2["vectors"]}
+SECURE_V2_BY_NAME = {v["name"]: v["secure_v2"] for v in SECURE_V2["vectors"]}
 
 
 def _table(name):
@@ -65,9 +69,24 @@ def test_golden_vector_keyed_v2(name):
     assert [v.hex() for v in row_values(t, None, "dsha-keyed-v2", KEY_V2)] == expected["row_values"]
 
 
+@pytest.mark.parametrize("name", sorted(SECURE_V2_BY_NAME))
+def test_golden_vector_secure_v2(name):
+    t = _table(name)
+    expected = SECURE_V2_BY_NAME[name]
+    fp = da.fingerprint(t, algorithm="secure-v2")
+    assert (fp.digest, fp.algorithm) == (expected["dsha"], "dsha-secure-v2")
+    assert fp.digest.startswith("fa1b4f50120") and len(fp.content_sum) == 4096
+    assert hashlib.sha256(fp.content_sum.encode("ascii")).hexdigest() == expected["content_sum_sha256"]
+    assert hashlib.sha256(da.state(t, algorithm="dsha-secure-v2")).hexdigest() == expected["state_sha256"]
+    streams = row_values(t, None, "dsha-secure-v2")
+    assert [hashlib.sha256(v).hexdigest() for v in streams] == expected["row_streams_sha256"]
+    assert {len(v) for v in streams} <= {2048}
+
+
 def test_golden_vectors_covered():
     carried = [n for n in KEYED_V2_BY_NAME if _carried(n)]
     assert len(carried) >= 44 and {v["name"] for v in SECURE["vectors"]} == set(KEYED_V2_BY_NAME)
+    assert set(SECURE_V2_BY_NAME) == set(KEYED_V2_BY_NAME)
     assert any("map<" in VECTORS[n]["schema"] for n in carried)  # the sorted entries of §16.1, nested too
 
 
@@ -94,7 +113,7 @@ def test_parts_merge_into_the_whole_and_batches_do_not_matter():
     t = pa.table({"id": list(range(300)), "s": [("x" * (i % 70)) if i % 7 else None for i in range(300)],
                   "m": [{"b": i, "a": -i} if i % 5 else None for i in range(300)]},
                  schema=pa.schema([("id", pa.int64()), ("s", pa.string()), ("m", pa.map_(pa.string(), pa.int64()))]))
-    for algorithm, key in (("keyed", KEY), ("keyed-v2", KEY_V2), ("secure", None)):
+    for algorithm, key in (("keyed", KEY), ("keyed-v2", KEY_V2), ("secure", None), ("secure-v2", None)):
         whole = da.fingerprint(t, algorithm=algorithm, key=key)
         assert da.fingerprint(t, algorithm=algorithm, key=key, batch_size=7) == whole
         parts = [da.state(t.slice(0, 100), algorithm=algorithm, key=key),
@@ -103,6 +122,76 @@ def test_parts_merge_into_the_whole_and_batches_do_not_matter():
         reordered = t.take(pa.array(list(range(299, -1, -1))))
         assert da.fingerprint(reordered, algorithm=algorithm, key=key) == whole
         assert da.fingerprint(t.slice(1), algorithm=algorithm, key=key) != whole
+
+
+def _scalar_secure_v2(schema_digest, row):
+    """SPEC.md §16.7 for one row, one block at a time: the test's own computation of the 2048-byte stream."""
+    t = hashlib.sha256(b"dsha-secure-v2" + schema_digest).digest()
+    seed = hashlib.sha256(schema_digest + row).digest()
+    out = b""
+    for j in range(128):
+        x = [Cipher(algorithms.AES(k), modes.ECB()).encryptor().update(half[:15] + bytes([half[15] ^ j]))
+             for k, half in ((t[:16], seed[:16]), (t[16:], seed[16:]))]
+        out += bytes(p ^ q for p, q in zip(*x))
+    return out
+
+
+def _lane_sums(streams):
+    return [sum(int.from_bytes(s[8 * i:8 * i + 8], "little") for s in streams) % 2**64 for i in range(256)]
+
+
+def test_secure_v2_across_aes_chunks_against_a_scalar_computation():
+    """2,600 rows: more than one chunk of rows per AES call (a full one, then a part), in one batch and in batches
+    that end inside a chunk; every 97th row's stream and the lane sums equal §16.7 computed here."""
+    n = 2600
+    t = pa.table({"id": pa.array(range(n), pa.int32())})
+    schema_digest = hashlib.sha256(b'struct<"id":int>').digest()
+    rows = [b"\x01" + i.to_bytes(4, "little") for i in range(n)]
+    streams = row_values(t, None, "dsha-secure-v2")
+    assert len(streams) == n and all(streams[i] == _scalar_secure_v2(schema_digest, rows[i]) for i in range(0, n, 97))
+    assert streams[1023] == _scalar_secure_v2(schema_digest, rows[1023])  # the last row of the first chunk
+    assert streams[1024] == _scalar_secure_v2(schema_digest, rows[1024])
+    lanes = _lane_sums(streams)
+    expected = b"".join(x.to_bytes(8, "little") for x in lanes)
+    fp = da.fingerprint(t, algorithm="secure-v2")
+    assert fp.content_sum == expected.hex() and fp.rows == n
+    final = hashlib.sha256(b"dsha-secure-v2" + schema_digest + n.to_bytes(8, "little") + expected).hexdigest()
+    assert fp.digest == "fa1b4f50120" + final
+    for batch_size in (1000, 1500, 3000):
+        assert da.fingerprint(t, algorithm="secure-v2", batch_size=batch_size) == fp
+
+
+def test_secure_v2_is_duplicate_sensitive_and_not_secure_v1():
+    t = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": ["a", None, "ccc"], "x": [0.5, -0.0, float("nan")]})
+    v2 = da.fingerprint(t, algorithm="secure-v2")
+    v1 = da.fingerprint(t, algorithm="secure")
+    assert v2.digest.startswith("fa1b4f50120") and v1.digest.startswith("fa0b4f50120") and v2.digest != v1.digest
+    assert len(da.state(t, algorithm="secure-v2")) < len(da.state(t, algorithm="secure"))  # 2048 against 4096 bytes
+    doubled_row = pa.concat_tables([t, t.slice(0, 1)])
+    doubled = pa.concat_tables([t, t])
+    assert len({da.fingerprint(x, algorithm="secure-v2").digest for x in (t, doubled_row, doubled)}) == 3
+    # a duplicate adds its lanes again: the state of t twice is t's state merged with itself
+    whole = da.state(doubled, algorithm="secure-v2")
+    assert dsha.merge([da.state(t, algorithm="secure-v2")] * 2) == whole
+    assert da.fingerprint(doubled, algorithm="secure-v2", batch_size=2) == dsha.Fingerprint.from_state(whole)
+    # the lanes of the removed duplicate: the difference of the states is exactly the row's stream
+    extra = _lane_sums([row_values(t.slice(0, 1), None, "dsha-secure-v2")[0]])
+    base = bytes.fromhex(v2.content_sum)
+    plus = bytes.fromhex(da.fingerprint(doubled_row, algorithm="secure-v2").content_sum)
+    for i in range(256):
+        lane = slice(8 * i, 8 * i + 8)
+        assert (int.from_bytes(base[lane], "little") + extra[i]) % 2**64 == int.from_bytes(plus[lane], "little")
+
+
+def test_secure_v2_of_no_rows():
+    empty = pa.table({"id": pa.array([], pa.int64())})
+    fp = da.fingerprint(empty, algorithm="dsha-secure-v2")
+    schema_digest = hashlib.sha256(b'struct<"id":bigint>').digest()
+    assert fp.content_sum == "0" * 4096 and fp.rows == 0
+    assert fp.digest == "fa1b4f50120" + hashlib.sha256(b"dsha-secure-v2" + schema_digest + bytes(8 + 2048)).hexdigest()
+    assert row_values(empty, None, "dsha-secure-v2") == []
+    with pytest.raises(ValueError, match="key= and algorithm='keyed' go together"):
+        da.fingerprint(empty, algorithm="secure-v2", key=KEY)
 
 
 def _scalar_keyed_v2(key, schema_digest, row):

@@ -1,5 +1,5 @@
-"""SPEC.md §16.5: the dsha-secure-v1 and dsha-keyed-v1 golden vectors (tests/golden/vectors-secure.json, written by
-the independent reference tests/reference/dsha_reference_secure.py), computed by Spark in every codegen mode the
+"""SPEC.md §16.5: the dsha-secure-v1, dsha-secure-v2 and dsha-keyed-v1 golden vectors (tests/golden/vectors-secure.json
+and vectors-secure-v2.json, written by the independent reference tests/reference/dsha_reference_secure.py), computed by Spark in every codegen mode the
 Python suites run (classic or Spark Connect, per DSHA_SPARK_MODE)."""
 import hashlib
 import json
@@ -15,6 +15,8 @@ import vector_file  # noqa: E402
 
 with open(os.path.join(os.path.dirname(vector_file.PATH), "vectors-secure.json"), encoding="utf-8") as _f:
     SECURE = json.load(_f)
+with open(os.path.join(os.path.dirname(vector_file.PATH), "vectors-secure-v2.json"), encoding="utf-8") as _f:
+    SECURE_V2 = {v["name"]: v["secure_v2"] for v in json.load(_f)["vectors"]}
 VECTORS = {v["name"]: v for v in vector_file.load()["vectors"]}
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 # Generated code for every vector, and interpreted code too for the vectors with nested values (maps, variants,
@@ -29,6 +31,7 @@ def test_the_file_covers_maps_variants_and_most_vectors():
     names = {v["name"] for v in SECURE["vectors"]}
     assert len(names) >= 40 and {"map_1234", "map_3412"} <= names
     assert any("variant" in VECTORS[n]["schema"] for n in names)
+    assert set(SECURE_V2) == names
 
 
 SAMPLE = vector_file.python_sample(SECURE["vectors"])  # every vector: GoldenSecureVectorsSuite, every build
@@ -48,16 +51,21 @@ def test_secure_golden_vector(spark, expected):
             df = spark.sql(vector["sql"]).repartition(2)
             r = df.agg(F.expr(f"dsha_secure({args})").alias("s"), F.expr(f"dsha_secure_state({args})").alias("ss"),
                        F.expr(f"dsha_secure_fingerprint({args}).content_sum").alias("sc"),
+                       F.expr(f"dsha_secure_v2({args})").alias("v"), F.expr(f"dsha_secure_v2_state({args})").alias("vs"),
+                       F.expr(f"dsha_secure_v2_fingerprint({args}).content_sum").alias("vc"),
                        F.expr(f"dsha_keyed({key}{args})").alias("k"),
                        F.expr(f"dsha_keyed_fingerprint({key}{args}).content_sum").alias("kc"),
                        F.expr(f"lower(hex(dsha_keyed_state({key}{args})))").alias("ks")).first()
         results.add((r.s, hashlib.sha256(bytes(r.ss)).hexdigest(), hashlib.sha256(r.sc.encode()).hexdigest(),
+                     r.v, hashlib.sha256(bytes(r.vs)).hexdigest(), hashlib.sha256(r.vc.encode()).hexdigest(),
                      r.k, r.kc, r.ks))
     assert len(results) == 1, f"the codegen modes disagree: {results}"
-    s, ss, sc, k, kc, ks = results.pop()
+    s, ss, sc, v, vs, vc, k, kc, ks = results.pop()
     assert s == expected["secure"]["dsha"]
     assert ss == expected["secure"]["state_sha256"]
     assert sc == expected["secure"]["content_sum_sha256"]
+    v2 = SECURE_V2[expected["name"]]
+    assert (v, vs, vc) == (v2["dsha"], v2["state_sha256"], v2["content_sum_sha256"])
     assert k == expected["keyed"]["dsha"]
     assert kc == expected["keyed"]["content_sum"]
     assert ks == expected["keyed"]["state"]

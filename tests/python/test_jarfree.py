@@ -109,11 +109,11 @@ TAMPER_TABLE = EVERY_TYPE.replace("FROM range(0, 40)", "FROM range(0, 12)").repl
 
 
 def test_keyed_and_secure_digests_without_the_jar(spark):
-    """dsha-secure-v1, dsha-keyed-v1 and dsha-keyed-v2 on the executors (issue 31): the jar's states (so its
+    """dsha-secure-v1/v2, dsha-keyed-v1 and dsha-keyed-v2 on the executors (issue 31): the jar's states (so its
     fingerprints), byte for byte; a state of part of the rows merges with the jar's of the rest."""
     df = spark.sql(TAMPER_TABLE).repartition(2)
     states = {}
-    for algorithm, key in (("secure", None), ("keyed", KEY), ("keyed-v2", KEY.hex())):
+    for algorithm, key in (("secure", None), ("secure-v2", None), ("keyed", KEY), ("keyed-v2", KEY.hex())):
         jvm = dsha.state(df, algorithm=algorithm, key=key, engine="jvm")
         assert dsha.state(df, algorithm=algorithm, key=key, engine="python") == jvm, algorithm
         states[algorithm] = dsha.Fingerprint.from_state(jvm)
@@ -121,6 +121,9 @@ def test_keyed_and_secure_digests_without_the_jar(spark):
     part = dsha.state(df.where("id < 5"), algorithm="keyed-v2", key=KEY, engine="python")
     rest = dsha.state(df.where("id >= 5"), algorithm="keyed-v2", key=KEY, engine="jvm")
     assert dsha.Fingerprint.from_state(dsha.merge([part, rest])) == states["keyed-v2"]
+    part = dsha.state(df.where("id < 5"), algorithm="secure-v2", engine="python")
+    rest = dsha.state(df.where("id >= 5"), algorithm="secure-v2", engine="jvm")
+    assert dsha.Fingerprint.from_state(dsha.merge([part, rest])) == states["secure-v2"]
     changed = dsha.equal(df, df.where("id <> 3"), key=KEY, engine="python")
     assert not changed and changed.left == states["keyed"] and changed.right.rows == 11
 

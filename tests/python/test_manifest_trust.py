@@ -127,16 +127,17 @@ def test_another_keys_mac_is_refused_even_with_this_keys_key_id(spark, tmp_path)
     assert any("MAC does not verify" in w for w in messages), messages
 
 
-def test_secure_re_digests_read_every_file_whatever_the_manifest_says(spark, tmp_path):
+@pytest.mark.parametrize("algorithm", ["secure", "secure-v2"])
+def test_secure_re_digests_read_every_file_whatever_the_manifest_says(spark, tmp_path, algorithm):
     out = tmp_path / "t"
-    genuine = _genuine(spark, out, algorithm="secure")
-    assert _load(out)["algorithm"] == "dsha-secure-v1" and "mac" not in _load(out)
-    untouched = dsha.fingerprint_path(spark, str(out), algorithm="secure")
+    genuine = _genuine(spark, out, algorithm=algorithm)
+    assert _load(out)["algorithm"] == genuine.algorithm and "mac" not in _load(out)
+    untouched = dsha.fingerprint_path(spark, str(out), algorithm=algorithm)
     assert (untouched.files_read, untouched.files_reused, untouched.fingerprint) == (3, 0, genuine)
     _tamper(spark, out, tmp_path)
-    r = dsha.fingerprint_path(spark, str(out), algorithm="secure")
-    full = dsha.fingerprint_path(spark, str(out), algorithm="secure", use_cache=False)
-    assert r.fingerprint == full.fingerprint == dsha.fingerprint(spark.read.parquet(str(out)), algorithm="secure")
+    r = dsha.fingerprint_path(spark, str(out), algorithm=algorithm)
+    full = dsha.fingerprint_path(spark, str(out), algorithm=algorithm, use_cache=False)
+    assert r.fingerprint == full.fingerprint == dsha.fingerprint(spark.read.parquet(str(out)), algorithm=algorithm)
     assert r.fingerprint != genuine and (r.files_read, r.files_reused, r.manifest) == (3, 0, None)
 
 

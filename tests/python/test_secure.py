@@ -319,3 +319,52 @@ def test_write_time_keyed_v2_digests_and_their_manifest(spark, tmp_path):
         warnings.simplefilter("always")
         v1 = dsha.fingerprint_path(spark, path, key=KEY)
     assert v1.files_read == v1.files_total and v1.fingerprint == dsha.fingerprint(spark.read.parquet(path), key=KEY)
+
+
+def test_secure_v2_forms_python_api_states_write_time_and_cli(spark, table, tmp_path, in_codegen_mode):
+    """dsha-secure-v2 (SPEC.md §16.7) through SQL, the Python API and the CLI: one digest in every codegen mode and
+    form, its own algorithm (not dsha-secure-v1's digest), states that merge in pure Python, comparisons; written
+    states never stand for the files (anyone can compute them); the CLI's --secure-algorithm, on both engines."""
+    from dsha.functions import dsha_secure_v2, dsha_secure_v2_fingerprint, dsha_secure_v2_state
+
+    forms = set()
+    for mode in PASS_MODES:
+        with in_codegen_mode(mode):
+            row = table.agg(dsha_secure_v2("*").alias("s"), dsha_secure_v2_fingerprint("*").alias("f"),
+                            F.call_function("dsha_final", dsha_secure_v2_state("*")).alias("ss")).first()
+            forms.add((row.s, row.f.digest, row.ss, row.f.algorithm, len(row.f.content_sum)))
+    assert len(forms) == 1, forms
+    digest, fd, sd, algorithm, hex_digits = forms.pop()
+    assert digest == fd == sd and digest.startswith("fa1b4f50120") and algorithm == "dsha-secure-v2"
+    assert hex_digits == 4096  # 2048 state bytes
+    v2 = dsha.fingerprint(table, algorithm="secure-v2")
+    assert v2.digest == digest and v2.rows == 3 and dsha.fingerprint(table, algorithm="dsha-secure-v2") == v2
+    assert v2.digest != dsha.fingerprint(table, algorithm="secure").digest
+    parts = [dsha.state(table.where(f"id = {i}"), algorithm="secure-v2") for i in (1, 2)]
+    assert Fingerprint.from_state(dsha.merge(parts)) == v2
+    assert dsha.equal(table, table.orderBy(F.desc("id")), algorithm="secure-v2")
+    assert not dsha.equal(table, table.union(table.limit(1)), algorithm="secure-v2")
+    if os.environ.get("DSHA_SPARK_MODE") == "connect":
+        return  # dsha.write and the CLI's own Spark: classic only
+    import json
+    import warnings
+
+    path = str(tmp_path / "w2")
+    first = spark.range(0, 200).selectExpr("id", "cast(id % 7 AS string) AS s", "map(id % 3, id) AS m")
+    written = dsha.write(first.repartition(3), path, algorithm="secure-v2")
+    assert written.algorithm == "dsha-secure-v2"
+    assert written == dsha.fingerprint(spark.read.schema(first.schema).parquet(path), algorithm="secure-v2")
+    again = dsha.fingerprint_path(spark, path, algorithm="secure-v2")
+    assert again.files_read == again.files_total == 3 and again.files_reused == 0 and again.fingerprint == written
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        v1 = dsha.fingerprint_path(spark, path, algorithm="secure")
+    assert v1.files_read == v1.files_total and v1.fingerprint.algorithm == "dsha-secure-v1"
+    expected = dsha.fingerprint(spark.read.parquet(path), algorithm="secure-v2").digest
+    for engine in ("spark", "arrow"):
+        out = run_cli("hash", path, "--secure", "--secure-algorithm", "dsha-secure-v2", "--engine", engine, "--json")
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        assert (got["algorithm"], got["digest"]) == ("dsha-secure-v2", expected), engine
+    alone = run_cli("hash", path, "--secure-algorithm", "dsha-secure-v2")
+    assert alone.returncode == 2 and "give both" in alone.stderr

@@ -5,7 +5,7 @@ the environment of `dev/python-env client` with the dsha wheel and its [client] 
 tests/python/thin_client.py once for both servers. What it gets is compared with what the jar computes in this
 suite's classic session for the same rows: fingerprints of every exact type and of random nested tables, equal and
 its reason, states merged with the jar's, changed against a record written by the jar, the tamper-evident
-fingerprints (dsha-secure-v1, dsha-keyed-v1 and -v2), dsha.diff with and without key=, dsha's SQL functions without
+fingerprints (dsha-secure-v1 and -v2, dsha-keyed-v1 and -v2), dsha.diff with and without key=, dsha's SQL functions without
 the jar (dsha.jarfree.register_sql, digest_sql), and the one DshaWarning that announces the path.
 
 dev/run's smoke step of Spark 4.1.4 sets both variables (and runs this file once); elsewhere it is skipped."""
@@ -38,7 +38,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 SERVERS = ("spark", "sail")
 RANDOM_TABLES = 8
 KEY = bytes(range(1, 33))  # a test key, in the job file: the key-leak test checks where keys go
-TAMPER_EVIDENT = (("secure", {"algorithm": "secure"}), ("keyed", {"key": KEY}),
+TAMPER_EVIDENT = (("secure", {"algorithm": "secure"}), ("secure-v2", {"algorithm": "secure-v2"}),
+                  ("keyed", {"key": KEY}),
                   ("keyed-v2", {"key": KEY, "algorithm": "keyed-v2"}))
 
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Reference implementation of SPEC.md §16: dsha-keyed-v1 and dsha-secure-v1, in plain Python (hashlib, hmac and
-the PyPI package ``cryptography`` for AES-256), on top of the v1 reference (canonical schema, leaf encodings, states);
-and of dsha-keyed-v2 (§16.6).
+the PyPI package ``cryptography`` for AES-256 and AES-128), on top of the v1 reference (canonical schema, leaf
+encodings, states); and of dsha-keyed-v2 (§16.6) and dsha-secure-v2 (§16.7).
 
     python dsha_reference_secure.py check tests/golden/vectors-secure.json
     python dsha_reference_secure.py fill tests/golden/vectors.json OUT.json [--key-hex HEX]
     python dsha_reference_secure.py check-keyed-v2 tests/golden/vectors-keyed-v2.json
     python dsha_reference_secure.py fill-keyed-v2 tests/golden/vectors.json OUT.json [--key-hex HEX]
+    python dsha_reference_secure.py check-secure-v2 tests/golden/vectors-secure-v2.json
+    python dsha_reference_secure.py fill-secure-v2 tests/golden/vectors.json OUT.json
 """
 from __future__ import annotations
 
@@ -27,10 +29,13 @@ import dsha_reference as ref
 
 KEYED, SECURE = "dsha-keyed-v1", "dsha-secure-v1"
 KEYED2 = "dsha-keyed-v2"  # §16.6
-CODES = {KEYED: 0x3D5A10, SECURE: 0x3D5A20, KEYED2: 0x3D5A11}
-STATE_BYTES = {KEYED: 32, SECURE: 4096, KEYED2: 32}
+SECURE2 = "dsha-secure-v2"  # §16.7
+CODES = {KEYED: 0x3D5A10, SECURE: 0x3D5A20, KEYED2: 0x3D5A11, SECURE2: 0x3D5A21}
+STATE_BYTES = {KEYED: 32, SECURE: 4096, KEYED2: 32, SECURE2: 2048}
 SUM_ALGORITHMS = (KEYED, KEYED2)  # §16.2 and §16.6: one 32-byte sum mod 2^256
-LANES = 512
+LANE_ALGORITHMS = (SECURE, SECURE2)  # §16.3 and §16.7: u64 lanes, each summed mod 2^64 (STATE_BYTES / 8 of them)
+LANES = 512  # dsha-secure-v1 (§16.3)
+LANES2 = 256  # dsha-secure-v2 (§16.7)
 M64 = 1 << 64
 
 
@@ -144,14 +149,31 @@ def lanes_of_seed(s: bytes) -> List[int]:
 
 # -- combination, finalisation, states -------------------------------------------------------------------------
 
+def _lane_count(algorithm: str) -> int:
+    """The number of u64 lanes of a lane algorithm's state: 512 for dsha-secure-v1, 256 for dsha-secure-v2."""
+    if algorithm not in LANE_ALGORITHMS:
+        raise ValueError(f"{algorithm} has no lanes")
+    return STATE_BYTES[algorithm] // 8
+
+
 def _state_int(algorithm: str, values) -> int:
-    """The combiner state as the integer of its bytes read little-endian."""
+    """The combiner state as the integer of its bytes read little-endian. ``values`` are the rows' 32-byte values
+    (a sum algorithm) or their lists of lanes (a lane algorithm: each row's list as long as the state's)."""
     if algorithm in SUM_ALGORITHMS:
         return sum(int.from_bytes(v, "little") for v in values) % (1 << 256)
-    lanes = [0] * LANES
+    count = _lane_count(algorithm)
+    lanes = [0] * count
     for v in values:
+        if len(v) != count:
+            raise ValueError(f"{algorithm}: a row of {len(v)} lanes, not {count}")
         lanes = [(a + b) % M64 for a, b in zip(lanes, v)]
-    return int.from_bytes(struct.pack(f"<{LANES}Q", *lanes), "little")
+    return int.from_bytes(struct.pack(f"<{count}Q", *lanes), "little")
+
+
+def state_lanes(algorithm: str, state: int) -> List[int]:
+    """A lane algorithm's state (the integer of its bytes read little-endian) as its lanes S_0, S_1, …"""
+    count = _lane_count(algorithm)
+    return list(struct.unpack(f"<{count}Q", state.to_bytes(8 * count, "little")))
 
 
 def _final(algorithm: str, sd: bytes, rows: int, state: int) -> str:
@@ -161,9 +183,10 @@ def _final(algorithm: str, sd: bytes, rows: int, state: int) -> str:
 
 
 def content_sum_hex(algorithm: str, state: int) -> str:
+    """§16.2/§16.6: the sum, most significant first; §16.3/§16.7: the state bytes (lanes little-endian) in order."""
     if algorithm in SUM_ALGORITHMS:
         return format(state, "064x")
-    return state.to_bytes(4096, "little").hex()
+    return state.to_bytes(STATE_BYTES[algorithm], "little").hex()
 
 
 def serialise_state(algorithm: str, schema_str: str, rows: int, state: int) -> bytes:
@@ -229,9 +252,9 @@ def merge_states(a: bytes, b: bytes) -> bytes:
     if alg in SUM_ALGORITHMS:
         state = (x["state"] + y["state"]) % (1 << 256)
     else:
-        la = struct.unpack(f"<{LANES}Q", x["state"].to_bytes(4096, "little"))
-        lb = struct.unpack(f"<{LANES}Q", y["state"].to_bytes(4096, "little"))
-        state = int.from_bytes(struct.pack(f"<{LANES}Q", *[(p + q) % M64 for p, q in zip(la, lb)]), "little")
+        la, lb = state_lanes(alg, x["state"]), state_lanes(alg, y["state"])
+        count = _lane_count(alg)
+        state = int.from_bytes(struct.pack(f"<{count}Q", *[(p + q) % M64 for p, q in zip(la, lb)]), "little")
     return serialise_state(alg, x["schema"], (x["rows"] + y["rows"]) % M64, state)
 
 
@@ -384,6 +407,92 @@ def keyed2_key_id(key: bytes) -> str:
     return hmac.new(key, b"dsha-keyed-v2 key id", hashlib.sha256).digest()[:16].hex()
 
 
+# -- §16.7 dsha-secure-v2 ------------------------------------------------------------------------------------
+
+SECURE2_BLOCKS = 128  # §16.7: X_0 … X_127, 16 bytes each: 2048 bytes, 256 lanes
+
+
+def aes128_block(key: bytes, block: bytes) -> bytes:
+    """§16.7: AES-128 is FIPS 197 encryption of one 16-byte block under a 16-byte key."""
+    if len(key) != 16 or len(block) != 16:
+        raise ValueError(f"AES-128 takes a 16-byte key and a 16-byte block, not {len(key)} and {len(block)}")
+    enc = Cipher(algorithms.AES(key), modes.ECB()).encryptor()
+    return enc.update(block) + enc.finalize()
+
+
+def counter16(j: int) -> bytes:
+    """§16.7: ⟨j⟩, j as a 16-byte big-endian integer."""
+    return j.to_bytes(16, "big")
+
+
+def xor_bytes(x: bytes, y: bytes) -> bytes:
+    """⊕ of two byte strings of one length."""
+    if len(x) != len(y):
+        raise ValueError("⊕ of byte strings of different lengths")
+    return bytes(p ^ q for p, q in zip(x, y))
+
+
+def secure2_keys(schema_digest: bytes):
+    """§16.7 keys, once per table: T = SHA-256("dsha-secure-v2" (14 ASCII bytes) || schema_digest);
+    K_1 = T[0, 16), K_2 = T[16, 32)."""
+    t = hashlib.sha256(SECURE2.encode("ascii") + schema_digest).digest()
+    return t[0:16], t[16:32]
+
+
+def secure2_block(seed_bytes: bytes, j: int, k1: bytes, k2: bytes) -> bytes:
+    """§16.7: X_j = AES-128_{K_1}(a ⊕ ⟨j⟩) ⊕ AES-128_{K_2}(b ⊕ ⟨j⟩), a = seed[0, 16), b = seed[16, 32)."""
+    if len(seed_bytes) != 32 or not 0 <= j < SECURE2_BLOCKS:
+        raise ValueError("a 32-byte seed and 0 <= j < 128")
+    a, b = seed_bytes[0:16], seed_bytes[16:32]
+    return xor_bytes(aes128_block(k1, xor_bytes(a, counter16(j))), aes128_block(k2, xor_bytes(b, counter16(j))))
+
+
+def secure2_stream(seed_bytes: bytes, k1: bytes, k2: bytes) -> bytes:
+    """§16.7: stream = X_0 || X_1 || … || X_127 (2048 bytes), block by block."""
+    return b"".join(secure2_block(seed_bytes, j, k1, k2) for j in range(SECURE2_BLOCKS))
+
+
+def secure2_lanes_of_stream(stream: bytes) -> List[int]:
+    """§16.7: lane_i = u64le(stream[8i, 8i + 8)), i = 0 … 255."""
+    if len(stream) != 8 * LANES2:
+        raise ValueError(f"a stream of {len(stream)} bytes, not {8 * LANES2}")
+    return [int.from_bytes(stream[8 * i:8 * i + 8], "little") for i in range(LANES2)]
+
+
+def secure2_row_stream(schema_str: str, row: dict) -> bytes:
+    """§16.7: the 2048-byte stream of one row (its seed as dsha-secure-v1's, §16.3; the keys of its schema)."""
+    _, sd = _schema(schema_str)
+    k1, k2 = secure2_keys(sd)
+    return secure2_stream(seed(schema_str, row), k1, k2)
+
+
+def secure2_table(schema_str: str, rows: list):
+    """§16.7 for a table: (the rows' streams, in order; the state S_0 … S_255 as the integer of its 2048 bytes read
+    little-endian). The keys are derived once."""
+    _, sd = _schema(schema_str)
+    k1, k2 = secure2_keys(sd)
+    streams = [secure2_stream(seed(schema_str, r), k1, k2) for r in rows]
+    return streams, _state_int(SECURE2, [secure2_lanes_of_stream(s) for s in streams])
+
+
+def secure2_state(schema_str: str, rows: list) -> bytes:
+    """§16.7 (§11.1): the serialised state of a table."""
+    _, state = secure2_table(schema_str, rows)
+    return serialise_state(SECURE2, schema_str, len(rows), state)
+
+
+def secure2_digest(schema_str: str, rows: list) -> dict:
+    """§16.7 for a table: the digest string and, to keep the vector file small, the SHA-256 of each row's stream, of
+    the serialised state (§11.1) and of the content_sum text (4096 ASCII hex digits of the state bytes in order)."""
+    _, sd = _schema(schema_str)
+    streams, state = secure2_table(schema_str, rows)
+    state_bytes = serialise_state(SECURE2, schema_str, len(rows), state)
+    return {"dsha": _final(SECURE2, sd, len(rows), state),
+            "row_streams_sha256": [hashlib.sha256(s).hexdigest() for s in streams],
+            "state_sha256": hashlib.sha256(state_bytes).hexdigest(),
+            "content_sum_sha256": hashlib.sha256(content_sum_hex(SECURE2, state).encode("ascii")).hexdigest()}
+
+
 # -- golden vectors (SPEC §16.5) -------------------------------------------------------------------------------
 
 def _vectors(path: str) -> dict:
@@ -469,6 +578,40 @@ def cmd_check_keyed2(path: str) -> int:
     return 1 if bad else 0
 
 
+def compute_secure2(vector: dict) -> dict:
+    """§16.7: the dsha-secure-v2 outputs of one vector of vectors.json."""
+    return {"name": vector["name"], "secure_v2": secure2_digest(vector["schema"], vector["rows"])}
+
+
+def cmd_fill_secure2(vectors_path: str, out: str) -> int:
+    """Writes the dsha-secure-v2 outputs of every vector of vectors.json to ``out``."""
+    doc = {"_doc": "SPEC.md §16.7: dsha-secure-v2 outputs of the vectors of vectors.json (by name): dsha, and the "
+                   "SHA-256 (hex) of each row's 2048-byte stream (row_streams_sha256, in the order of rows), of the "
+                   "serialised state (§11.1: state_sha256) and of the 4096 ASCII hex digits of content_sum "
+                   "(content_sum_sha256); written by tests/reference/dsha_reference_secure.py fill-secure-v2",
+           "vectors": []}
+    return _fill(vectors_path, out, doc, compute_secure2)
+
+
+def cmd_check_secure2(path: str) -> int:
+    """Recomputes a file written by ``cmd_fill_secure2`` against the vectors.json beside it."""
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    vectors = _vectors(os.path.join(os.path.dirname(os.path.abspath(path)), "vectors.json"))
+    bad = 0
+    for expected in doc["vectors"]:
+        actual = compute_secure2(vectors[expected["name"]])
+        if set(expected["secure_v2"]) != set(actual["secure_v2"]):
+            bad += 1
+            print(f"MISMATCH {expected['name']} secure_v2 fields {sorted(expected['secure_v2'])}", file=sys.stderr)
+        for field, value in expected["secure_v2"].items():
+            if actual["secure_v2"].get(field) != value:
+                bad += 1
+                print(f"MISMATCH {expected['name']} secure_v2.{field}", file=sys.stderr)
+    print(f"{len(doc['vectors'])} vectors checked, {bad} mismatches")
+    return 1 if bad else 0
+
+
 def main(argv: List[str]) -> int:
     if len(argv) == 2 and argv[0] == "check":
         return cmd_check(argv[1])
@@ -483,6 +626,10 @@ def main(argv: List[str]) -> int:
             return 2
         key_hex = argv[4] if len(argv) == 5 else bytes(range(32)).hex()
         return cmd_fill_keyed2(argv[1], argv[2], key_hex)
+    if len(argv) == 2 and argv[0] == "check-secure-v2":
+        return cmd_check_secure2(argv[1])
+    if len(argv) == 3 and argv[0] == "fill-secure-v2":
+        return cmd_fill_secure2(argv[1], argv[2])
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -100,7 +100,8 @@ def test_secure_variant_object_keeps_tag_13_then_the_sorted_set():
 
 # -- §11.2 lengths of every algorithm ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("algorithm, width", [("dsha-keyed-v1", 32), ("dsha-keyed-v2", 32), ("dsha-secure-v1", 4096)])
+@pytest.mark.parametrize("algorithm, width", [("dsha-keyed-v1", 32), ("dsha-keyed-v2", 32), ("dsha-secure-v1", 4096),
+                                              ("dsha-secure-v2", 2048)])
 def test_state_lengths_of_the_section_16_algorithms(algorithm, width):
     schema = 'struct<"a":int>'
     state = sec.serialise_state(algorithm, schema, 3, 7)

@@ -16,10 +16,13 @@ LazyFrame (streamed with ``collect_batches`` where polars has it); any object wi
 65536): dsha's own working memory is bounded by the batch size, not the input size (the file readers' buffers
 are pyarrow's, e.g. a Parquet row group).
 
-Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1), or ``key=`` (bytes of at least 16, or
-hex/base64 text) with ``algorithm="keyed"`` (the default with a key: dsha-keyed-v1) or ``"keyed-v2"``; the same
-digests and states as the jar's (AES from the ``cryptography`` package, in the arrow extra; keyed-v1 and secure-v1 run
-a Python loop per row, so expect thousands of rows a second rather than millions).
+Tamper-evident digests (SPEC.md §16): ``algorithm="secure"`` (dsha-secure-v1) or ``"secure-v2"`` (dsha-secure-v2,
+§16.7: AES under two keys fixed per table, so the blocks of a thousand rows go through one AES call), or ``key=`` (bytes
+of at least 16, or hex/base64 text) with ``algorithm="keyed"`` (the default with a key: dsha-keyed-v1) or
+``"keyed-v2"``; the same digests and states as the jar's (AES from the ``cryptography`` package, in the arrow extra).
+Each runs a Python loop per row (a hash of its bytes; dsha-secure-v1 also an AES key per row), so expect from tens of
+thousands (dsha-secure-v1) to hundreds of thousands (dsha-secure-v2, dsha-keyed-v1) of rows a second per core rather
+than dsha-v1's millions.
 
 Paths: the format comes from ``format=`` (parquet, orc, csv, json, ipc/arrow/feather) or else from the file
 extension (for a directory, from its first data file). In a directory, files and directories whose names start with

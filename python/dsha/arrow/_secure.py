@@ -64,8 +64,9 @@ def secure_state(obj: Any, columns: Optional[Sequence[str]], algorithm: str, key
 
 
 def row_values(obj: Any, columns: Optional[Sequence[str]], algorithm: str, key: Any = None) -> List[bytes]:
-    """Each row's value, in row order: its MAC (dsha-keyed-v1), row value (dsha-keyed-v2) or seed (dsha-secure-v1),
-    as the golden vectors list them (SPEC.md §16.5)."""
+    """Each row's value, in row order: its MAC (dsha-keyed-v1), row value (dsha-keyed-v2), seed (dsha-secure-v1) or
+    2048-byte stream (dsha-secure-v2, whose golden vectors list each stream's SHA-256), as the golden vectors list
+    them (SPEC.md §16.5, §16.7)."""
     schema, batches = to_batches(obj, columns)
     rows = _Rows(schema, algorithm, key)
     out: List[bytes] = []

@@ -7,7 +7,10 @@
   numpy: rows of one block count as a matrix, 64x64-bit products in 32-bit halves), a polynomial mod 2^127 - 1 and
   AES-256 of two blocks (all rows of a batch in one AES call), summed mod 2^256;
 * dsha-secure-v1 (§16.3): SHA-256 of ``schema_digest || row`` seeds 4096 bytes of AES-256-CTR, 512 lanes of 64 bits
-  summed lane by lane (numpy wraps mod 2^64).
+  summed lane by lane (numpy wraps mod 2^64);
+* dsha-secure-v2 (§16.7): the same seed's halves, each exclusive-ored with 0 .. 127, enciphered by AES-128 under two
+  keys fixed per table; 256 lanes. The keys do not change from row to row, so the blocks of thousands of rows go
+  through one ECB call per key (built and summed with numpy): no Python loop but SHA-256's.
 
 AES is the ``cryptography`` package's (the arrow extra installs it); hashing is ``hashlib``/``hmac``.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 import numpy as np
 
@@ -32,6 +35,11 @@ _LANES = 512
 _STREAM = 8 * _LANES  # dsha-secure-v1's 4096 bytes per row
 _ZEROS = bytes(_STREAM)
 _CTR_ZERO = bytes(16)
+_LANES_V2 = 256
+_BLOCKS_V2 = 128  # dsha-secure-v2's 16-byte blocks per row (2048 bytes)
+_CHUNK_V2 = 1024  # rows per AES call: 2 MiB of cipher input per key (faster than larger or smaller chunks)
+_J_V2 = np.zeros((_BLOCKS_V2, 2), dtype="<u8")  # block j: j in its last byte (the top byte of its second u64 LE)
+_J_V2[:, 1] = np.arange(_BLOCKS_V2, dtype=np.uint64) << np.uint64(56)
 
 
 def _aes() -> Tuple[Any, Any, Any]:
@@ -40,8 +48,8 @@ def _aes() -> Tuple[Any, Any, Any]:
         from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
     except ImportError:
         raise MissingDependencyError(
-            "dsha-keyed-v2 and dsha-secure-v1 need AES from the cryptography package, which dsha's arrow extra "
-            'installs: pip install "./python[arrow]" (or pip install cryptography)') from None
+            "dsha-keyed-v2, dsha-secure-v1 and dsha-secure-v2 need AES from the cryptography package, which dsha's "
+            'arrow extra installs: pip install "./python[arrow]" (or pip install cryptography)') from None
     return Cipher, algorithms, modes
 
 
@@ -123,6 +131,61 @@ class SecureV1(RowFunction):
         return int.from_bytes(lanes.astype("<u8").tobytes(), "little")
 
 
+class SecureV2(RowFunction):
+    """dsha-secure-v2 (SPEC.md §16.7): K_1 || K_2 = SHA-256("dsha-secure-v2" || schema_digest); per row
+    seed = SHA-256(schema_digest || row) = a || b and X_j = AES-128_K1(a ^ <j>) ^ AES-128_K2(b ^ <j>), j < 128.
+
+    The keys are the table's, so ``_CHUNK_V2`` rows' blocks go through one ECB call per key: each row's half copied
+    128 times, then exclusive-ored with the blocks' j (the top byte of the second little-endian u64 word is a block's
+    last byte), enciphered into buffers allocated once per batch (fresh megabytes per call cost more than the AES).
+    A row costs the Python loop of SHA-256 (about half a microsecond) and under a microsecond of AES and numpy."""
+
+    algorithm = "dsha-secure-v2"
+
+    def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
+        super().__init__(schema_digest, key)
+        keys = hashlib.sha256(b"dsha-secure-v2" + schema_digest).digest()
+        cipher, algorithms, modes = _aes()
+        self._ciphers = tuple(cipher(algorithms.AES(k), modes.ECB()) for k in (keys[:16], keys[16:]))  # K_1, K_2
+
+    def _seeds(self, offsets: np.ndarray, data: bytes) -> bytes:
+        """The rows' seeds, concatenated: SHA-256(schema_digest || row), 32 bytes each."""
+        bounds, sha, prefix = offsets.tolist(), hashlib.sha256, self.schema_digest
+        return b"".join([sha(prefix + data[start:end]).digest() for start, end in zip(bounds, bounds[1:])])
+
+    def _lanes(self, seeds: bytes) -> Iterator[np.ndarray]:
+        """The lanes of the rows of these seeds, ``_CHUNK_V2`` rows at a time: rows x 256 u64 (each row's 2048-byte
+        stream read little-endian), a view of a buffer that the next chunk overwrites."""
+        rows = len(seeds) // 32
+        chunk = max(1, min(rows, _CHUNK_V2))
+        halves = np.frombuffer(seeds, dtype="V16").reshape(rows, 2)  # a, b: 16 bytes each
+        blocks = np.empty((chunk, _BLOCKS_V2, 2), dtype="<u8")
+        whole = blocks.view("V16").reshape(chunk, _BLOCKS_V2)
+        size = 8 * _LANES_V2 * chunk
+        buffers = (bytearray(size + 15), bytearray(size + 15))  # update_into wants a block's slack
+        out = [np.frombuffer(buf, dtype="<u8", count=_LANES_V2 * chunk).reshape(chunk, _LANES_V2) for buf in buffers]
+        encryptors = [c.encryptor() for c in self._ciphers]
+        for at in range(0, rows, chunk):
+            part = halves[at:at + chunk]
+            n = len(part)
+            for half in (0, 1):
+                np.copyto(whole[:n], part[:, half, None])  # the half 128 times (a 16-byte copy, no arithmetic)
+                np.bitwise_xor(blocks[:n], _J_V2, out=blocks[:n])  # then j into every block's last byte
+                encryptors[half].update_into(blocks[:n], buffers[half])
+            yield np.bitwise_xor(out[0][:n], out[1][:n], out=out[0][:n])
+
+    def values(self, offsets: np.ndarray, data: bytes) -> List[bytes]:
+        """Each row's 2048-byte stream (the golden vectors list their SHA-256)."""
+        return [row.tobytes() for lanes in self._lanes(self._seeds(offsets, data)) for row in lanes]
+
+    def combine(self, offsets: np.ndarray, data: bytes) -> int:
+        """The lane-wise sums, as the integer of their 2048 bytes read little-endian (``DigestState``)."""
+        total = np.zeros(_LANES_V2, dtype=np.uint64)
+        for lanes in self._lanes(self._seeds(offsets, data)):
+            total += lanes.sum(axis=0, dtype=np.uint64)  # wraps mod 2^64
+        return int.from_bytes(total.astype("<u8").tobytes(), "little")
+
+
 class KeyedV2(RowFunction):
     """dsha-keyed-v2 (SPEC.md §16.6): NH under the key words k_i, the polynomial in r mod 2^127 - 1, AES-256 under E."""
 
@@ -198,7 +261,7 @@ class KeyedV2(RowFunction):
         return [out[i:i + 32] for i in range(0, len(out), 32)]
 
 
-ROW_FUNCTIONS: Dict[str, type] = {f.algorithm: f for f in (KeyedV1, KeyedV2, SecureV1)}
+ROW_FUNCTIONS: Dict[str, type] = {f.algorithm: f for f in (KeyedV1, KeyedV2, SecureV1, SecureV2)}
 
 
 def row_function(algorithm: str, schema_digest: bytes, key: bytes = b"", seeded: bool = False) -> RowFunction:

@@ -8,7 +8,7 @@ import binascii
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from dsha.core.algorithms import KEYED
+from dsha.core.algorithms import ALGORITHMS, KEYED
 from dsha.core.key_text import checked_key_text
 from dsha.core.paths import check_local, format_of
 from dsha.errors import UsageError
@@ -60,6 +60,10 @@ def check_columns(args: argparse.Namespace) -> None:
         raise UsageError("--columns chooses the columns to hash and --exclude leaves columns out: give one of them")
 
 
+# The public tamper-evident algorithms (SPEC.md §16.3, §16.7): state lanes, no key.
+SECURE = tuple(a.id for a in ALGORITHMS if a.lanes)
+
+
 def add_digest_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--engine", choices=ENGINES, default="auto",
                    help="arrow: dsha.arrow, without Spark or a JVM (local files); spark: an embedded or "
@@ -67,6 +71,9 @@ def add_digest_options(p: argparse.ArgumentParser) -> None:
                         "no Spark setting, table or per-file state is asked for, else spark")
     p.add_argument("--secure", action="store_true",
                    help="the tamper-evident public digest dsha-secure-v1 (SPEC.md §16.3; slower)")
+    p.add_argument("--secure-algorithm", choices=SECURE, default=None,
+                   help="with --secure: the public algorithm (default dsha-secure-v1; dsha-secure-v2, SPEC.md "
+                        "§16.7, is about three times faster)")
     p.add_argument("--key-file", metavar="FILE",
                    help="the keyed digest dsha-keyed-v1 (SPEC.md §16.2) under the key in FILE: hex or "
                         "base64 text, or raw bytes (at least 16). Never give a key on the command line")
@@ -78,6 +85,8 @@ def add_digest_options(p: argparse.ArgumentParser) -> None:
 def validate_digest_options(args: argparse.Namespace) -> None:
     if args.key_algorithm and not args.key_file:
         raise UsageError("--key-algorithm chooses the keyed digest of --key-file: give both")
+    if args.secure_algorithm and not args.secure:
+        raise UsageError("--secure-algorithm chooses the public digest of --secure: give both")
     if args.secure and args.key_file:
         raise UsageError("--secure and --key-file are two digests: give one")
     if args.key_file:
@@ -130,5 +139,5 @@ def algorithm_args(args: argparse.Namespace) -> Dict[str, Any]:
         chosen = getattr(args, "key_algorithm", None)
         return {"key": _read_key(args.key_file), **({"algorithm": chosen} if chosen else {})}
     if getattr(args, "secure", False):
-        return {"algorithm": "secure"}
+        return {"algorithm": getattr(args, "secure_algorithm", None) or "secure"}
     return {}

@@ -16,7 +16,8 @@ __all__ = ["ALGORITHMS", "BY_CODE", "BY_ID", "DEFAULT", "KEYED", "KEYED_NAMES", 
 class Algorithm:
     """One algorithm: its id (``dsha-v1``), multihash code, combiner state (its bytes; ``lanes``: 64-bit lanes summed
     lane by lane, else one number summed mod 2^(8*bytes)), whether it takes a key, the prefix of its SQL functions
-    (``dsha``, ``dsha_secure``, ``dsha_keyed``) and the short name ``algorithm=`` takes besides the id."""
+    (``dsha``, ``dsha_secure``, ``dsha_secure_v2``, ``dsha_keyed``) and the short name ``algorithm=`` takes besides the
+    id."""
 
     id: str
     code: int
@@ -32,6 +33,7 @@ ALGORITHMS: Tuple[Algorithm, ...] = (
     Algorithm("dsha-keyed-v1", 0x3D5A10, 32, False, True, "dsha_keyed", "keyed"),
     Algorithm("dsha-keyed-v2", 0x3D5A11, 32, False, True, "dsha_keyed", "keyed-v2"),
     Algorithm("dsha-secure-v1", 0x3D5A20, 4096, True, False, "dsha_secure", "secure"),
+    Algorithm("dsha-secure-v2", 0x3D5A21, 2048, True, False, "dsha_secure_v2", "secure-v2"),
 )
 BY_ID: Dict[str, Algorithm] = {a.id: a for a in ALGORITHMS}
 BY_CODE: Dict[int, Algorithm] = {a.code: a for a in ALGORITHMS}
@@ -59,8 +61,8 @@ def algorithm_id(algorithm: Optional[str], key: object) -> str:
     if algorithm is None:
         algorithm = named_algorithm(key)
     if algorithm not in _NAMES:
-        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure', or 'keyed' / 'keyed-v2' (with "
-                         "key=)")
+        raise ValueError(f"unknown dsha algorithm {algorithm!r}: use 'v1', 'secure' / 'secure-v2', or 'keyed' / "
+                         "'keyed-v2' (with key=)")
     resolved = "dsha-keyed-v1" if key is not None and algorithm is None else _NAMES[algorithm]
     if (resolved in KEYED) != (key is not None):
         raise ValueError("key= and algorithm='keyed' go together (or 'keyed-v2'): the keyed digests need a key, the "

@@ -103,7 +103,7 @@ def collect_rows(df: DataFrameLike) -> List[Any]:
         if missing is None:
             raise
         name = missing.group(1) or "cryptography"
-        why = ("dsha-keyed-v2 and dsha-secure-v1 need its AES there" if name == "cryptography"
+        why = ("dsha-keyed-v2, dsha-secure-v1 and dsha-secure-v2 need its AES there" if name == "cryptography"
                else "the jar-free path runs dsha there")
         raise MissingDependencyError(
             f"the executors' Python has no {name}: {why}. Install dsha[arrow] there (dsha with its arrow extra, as a "

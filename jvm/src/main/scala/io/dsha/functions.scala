@@ -22,6 +22,9 @@ object functions {
   /** Aggregate: the mergeable state of the dsha-secure-v1 digest (SPEC.md §16.3). */
   def dsha_secure_state(cols: Column*): Column = call("dsha_secure_state", cols)
 
+  /** Aggregate: the mergeable state of the dsha-secure-v2 digest (SPEC.md §16.7). */
+  def dsha_secure_v2_state(cols: Column*): Column = call("dsha_secure_v2_state", cols)
+
   /** Aggregate: the mergeable state of an algorithm (for the keyed one, under its key, which stays out of the plan). */
   def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column =
     state_in(SparkSession.active, algorithm, cols)
@@ -31,6 +34,7 @@ object functions {
     algorithm match {
       case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
       case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
+      case io.dsha.algorithm.DshaSecureV2 => dsha_secure_v2_state(cols: _*)
       case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined =>
         val name = io.dsha.registration.KeyArgument.remember(session, k)
         call("dsha_keyed_state", F.lit(io.dsha.registration.KeyArgument.ConfPrefix + name) +: cols)

@@ -33,13 +33,19 @@ trait Algorithm extends Serializable {
   /** The final digest of a table: its schema digest, its row count and the combined state of its row digests. */
   def finalDigest(schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte]
 
+  /**
+   * Whether a stored state of this algorithm may stand for its rows (SPEC.md §12.3): not a public tamper-evident
+   * algorithm's, which anyone can compute for any data, so a stored one proves nothing about the files.
+   */
+  def statesTrusted: Boolean = true
+
   override def toString: String = id
 }
 
 object Algorithm {
 
   /** Every algorithm a state may carry. The keyed one without its key: states merge and finalise without it. */
-  val all: Seq[Algorithm] = Seq(DshaV1, DshaKeyedV1.Unkeyed, DshaKeyedV2.Unkeyed, DshaSecureV1)
+  val all: Seq[Algorithm] = Seq(DshaV1, DshaKeyedV1.Unkeyed, DshaKeyedV2.Unkeyed, DshaSecureV1, DshaSecureV2)
 
   /** SHA-256(domain || schema digest || rows as u64 LE || state words as u64 LE): every algorithm's final digest. */
   def sha256Final(domain: Array[Byte], schemaDigest: Array[Byte], rows: Long, state: Array[Long]): Array[Byte] = {

@@ -17,7 +17,8 @@ case object DshaSecureV1 extends Algorithm {
   def newRowHasher(schemaDigest: Array[Byte]): LtHashRowHasher = new LtHashRowHasher(schemaDigest)
   def entrySetClass: Class[SortedEntrySet] = classOf[SortedEntrySet]
   def newEntrySet(): SortedEntrySet = new SortedEntrySet
-  def combiner: Combiner = LaneSum
+  val combiner: Combiner = LaneSum(LtHashRowHasher.LANES)
+  override def statesTrusted: Boolean = false
 
   private val Domain = id.getBytes(US_ASCII)
 

@@ -10,7 +10,7 @@ import org.apache.hadoop.fs.{ChecksumFileSystem, FileSystem, Path}
 
 import io.dsha.aggregate.DigestState
 import io.dsha.aggregate.DigestState.Portable
-import io.dsha.algorithm.{Algorithm, DshaSecureV1, KeyedAlgorithm}
+import io.dsha.algorithm.{Algorithm, KeyedAlgorithm}
 import io.dsha.output.DigestFormat
 import io.dsha.util.Bytes
 
@@ -118,11 +118,8 @@ object Manifest {
       case _ => None
     }
 
-  /**
-   * Whether a reader takes states of this algorithm from a manifest at all (SPEC.md §12.3): not dsha-secure-v1's,
-   * which anyone can compute for any data, so a stored one proves nothing about the files.
-   */
-  def statesUsable(algorithm: Algorithm): Boolean = algorithm.id != DshaSecureV1.id
+  /** Whether a reader takes states of this algorithm from a manifest at all (SPEC.md §12.3, `statesTrusted`). */
+  def statesUsable(algorithm: Algorithm): Boolean = algorithm.statesTrusted
 
   /** Where `dsha.write` keeps the manifest of the directory `root`. */
   def beside(root: Path): Path = new Path(new Path(root, DirName), FileName)

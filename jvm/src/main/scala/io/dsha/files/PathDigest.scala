@@ -21,7 +21,7 @@ import io.dsha.types.CanonicalSchema
  *
  * Nothing is written unless asked: `updateManifest` (re)writes `_dsha/manifest.json` beside the data, `statePath`
  * names a cache elsewhere (read first when it exists). `useCache = false` reads every file, and so does
- * dsha-secure-v1; a keyed algorithm uses a manifest only when its MAC verifies under the key (SPEC.md §12.3).
+ * dsha-secure-v1/v2; a keyed algorithm uses a manifest only when its MAC verifies under the key (SPEC.md §12.3).
  */
 object PathDigest {
 
@@ -75,7 +75,7 @@ object PathDigest {
     }
     val sources = stateFile.map(at => ("state file", at, true)).toSeq ++
       (if (isDir) Seq(("manifest", Manifest.beside(root), false)) else Nil)
-    // dsha-secure-v1 re-reads every file: its states are public, so a stored one proves nothing (SPEC.md §12.3).
+    // dsha-secure-v1/v2 re-read every file: their states are public, so a stored one proves nothing (SPEC.md §12.3).
     val trusted: Option[(String, Manifest)] = if (!useCache || !Manifest.statesUsable(algorithm)) None
     else sources.iterator.flatMap {
       case (what, at, rootMustMatch) =>

@@ -16,7 +16,7 @@ object PythonApi {
   ): DshaWriter.Result =
     DshaWriter.write(df, path, format, mode, toSeq(partitionBy), toMap(options))
 
-  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`, `dsha-keyed-v1` with a key argument). */
+  /** The same with an algorithm id (`dsha-v1`, `dsha-secure-v1`, `dsha-secure-v2`, `dsha-keyed-v1` with a key argument). */
   def write(
       df: DataFrame,
       path: String,

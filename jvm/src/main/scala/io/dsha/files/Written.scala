@@ -2,7 +2,7 @@ package io.dsha.files
 
 import org.apache.spark.sql.SparkSession
 
-import io.dsha.algorithm.{Algorithm, DshaSecureV1, DshaV1, KeyedAlgorithm}
+import io.dsha.algorithm.{Algorithm, DshaV1, KeyedAlgorithm}
 import io.dsha.registration.KeyArgument
 
 /**
@@ -14,7 +14,6 @@ object Written {
 
   def byId(session: SparkSession, id: String, key: String): Algorithm = id match {
     case null | "" | "dsha-v1" => DshaV1
-    case "dsha-secure-v1" => DshaSecureV1
     case keyed if KeyedAlgorithm.unkeyed.exists(_.id == keyed) =>
       if (key == null) throw new IllegalArgumentException(s"dsha: the keyed digest $keyed needs a key")
       KeyedAlgorithm.byId(keyed, "the algorithm").withKey(KeyArgument.fromText(session, "the key", key))

@@ -44,6 +44,11 @@ object DshaFunctions {
       DshaSecureFingerprint(args, NamedArguments.of(args))
     ),
     describe[DshaSecureState]("dsha_secure_state")(args => DshaSecureState(args, NamedArguments.of(args))),
+    describe[DshaSecureV2]("dsha_secure_v2")(args => DshaSecureV2(args, NamedArguments.of(args))),
+    describe[DshaSecureV2Fingerprint]("dsha_secure_v2_fingerprint")(args =>
+      DshaSecureV2Fingerprint(args, NamedArguments.of(args))
+    ),
+    describe[DshaSecureV2State]("dsha_secure_v2_state")(args => DshaSecureV2State(args, NamedArguments.of(args))),
     describe[DshaSketch]("dsha_sketch")(args =>
       DshaSketch(args, NamedArguments.of(args), sketchCells(), sketchColumns(), sketchRowBytes())
     ),

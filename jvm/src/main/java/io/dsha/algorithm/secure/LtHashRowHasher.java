@@ -15,7 +15,7 @@ import javax.crypto.spec.SecretKeySpec;
  * AES-256-ECB over the fixed counter blocks, which is the same bytes as CTR and runs on the JDK's AES intrinsics.
  * The digest words are the lanes; the 32-byte seed is {@link #seed()}.
  */
-public final class LtHashRowHasher extends BufferedRowHasher {
+public final class LtHashRowHasher extends BufferedRowHasher implements LaneRowHasher {
   public static final int LANES = 512;
   private static final byte[] COUNTERS = counters();
 
@@ -71,9 +71,16 @@ public final class LtHashRowHasher extends BufferedRowHasher {
     return lanes[i];
   }
 
-  /** The lanes of the row, to add to a state without a call per lane. */
+  @Override
   public long[] lanes() {
     return lanes;
+  }
+
+  @Override
+  public void addLanesTo(long[] state, int at) {
+    for (int i = 0; i < LANES; i++) {
+      state[at + i] += lanes[i];
+    }
   }
 
   /** The row's seed (SPEC.md §16.3), 32 bytes. */
