@@ -59,10 +59,10 @@ def _named(inputs: Inputs) -> Dict[str, Input]:
 
 
 def _fingerprint_input(spark: Optional[SparkSessionLike], x: Input, previous: Optional[InputRecord],
-                       exact: bool = True) -> InputRecord:
+                       exact: bool = True, use_cache: bool = True) -> InputRecord:
     """An input's record. Per-file states (a manifest of files, SPEC.md §12; the state cache of a Delta or Iceberg
     table, §14, §15) are kept in the record, which the next run's ``previous`` hands back, so that only new and
-    changed files are read."""
+    changed files are read; ``use_cache=False`` reads every file (the record's states and any manifest unused)."""
     if not isinstance(x, (Table, Path)) or not exact:
         r = fingerprint_input(spark, x, exact=exact)
         return InputRecord(r.kind, r.source, r.format, r.fingerprint)
@@ -73,12 +73,13 @@ def _fingerprint_input(spark: Optional[SparkSessionLike], x: Input, previous: Op
                 json.dump(previous.files, f)
         with warnings.catch_warnings():  # a stale or foreign cache is simply not used: the record is replaced
             warnings.simplefilter("ignore", DshaWarning)
-            r = fingerprint_input(spark, x, state=LocalPath(cache))
+            r = fingerprint_input(spark, x, state=LocalPath(cache), use_cache=use_cache)
         files = None
         if r.files is not None:
             with open(cache, encoding="utf-8") as f:
                 files = json.load(f)
-        return InputRecord(r.kind, r.source, r.format, r.fingerprint, files)
+        note = None if r.files is None else r.files.stored_states_note(r.format, "the last record", "{reread}")
+        return InputRecord(r.kind, r.source, r.format, r.fingerprint, files, note)
 
 
 def _session(spark: Optional[SparkSessionLike], inputs: Dict[str, Input]) -> Optional[SparkSessionLike]:
@@ -147,8 +148,13 @@ class Changes:
         return [c.input for c in self.items if c.input is not None and c.what != "input removed"]
 
     def explain(self) -> str:
+        """The changes, one per line; for none, "unchanged", and a line for each input whose fingerprint rests on
+        stored per-file states (``use_cache=False`` reads every file)."""
         if not self.items:
-            return f"unchanged since {self.previous.recorded_at}" if self.previous else "unchanged"
+            unchanged = f"unchanged since {self.previous.recorded_at}" if self.previous else "unchanged"
+            stored = [f"{k}: " + i.stored_states.format(reread="use_cache=False")
+                      for k, i in self.current.inputs.items() if i.stored_states]
+            return "\n".join([unchanged, *stored])
         return "\n".join(str(c) for c in self.items)
 
     def _repr_html_(self) -> str:
@@ -171,32 +177,35 @@ class Changes:
 
 def changed(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
             spark: Optional[SparkSessionLike] = None,
-            exact: bool = True, create_store: bool = False) -> Changes:
+            exact: bool = True, create_store: bool = False, use_cache: bool = True) -> Changes:
     """What changed in ``inputs`` (and the code ``version``) since the last record of step ``name`` in ``store``
     (a directory, ``"table:db.t"`` or a ``dsha.store.Store``). Fingerprints each input once (one Spark job each).
     A corrupt or foreign store entry raises ``dsha.StoreError``; it is never taken as "unchanged". Recording
     (``.record()``) into a directory that is not a store (``dsha.store.DirectoryStore``) raises ``StoreError``
-    unless ``create_store=True``."""
+    unless ``create_store=True``. Paths and tables are digested from per-file states where their files are unchanged
+    (the last record's, or a manifest beside the files: SPEC.md §12.3); each input's ``stored_states`` says so, and
+    ``use_cache=False`` reads every file."""
     named = _named(inputs)
     spark = _session(spark, named)
     st = open_store(store, spark, create=create_store)
     with step("read the store's last record"):
         previous = st.latest(name)  # before any Spark job: a bad store fails fast
     before = previous.inputs if previous else {}
-    current = Record(name, {k: _fingerprint_input(spark, x, before.get(k), exact) for k, x in named.items()},
-                     version)
+    current = Record(name, {k: _fingerprint_input(spark, x, before.get(k), exact, use_cache)
+                            for k, x in named.items()}, version)
     return Changes(previous, current, st)
 
 
 def record(inputs: Inputs, *, store: StoreLike, name: str, version: Optional[str] = None,
            spark: Optional[SparkSessionLike] = None,
-           exact: bool = True, create_store: bool = False) -> Record:
+           exact: bool = True, create_store: bool = False, use_cache: bool = True) -> Record:
     """Records the current fingerprints of ``inputs`` as step ``name``'s last run (what ``dsha record`` does).
     A directory that is not a store is a ``StoreError`` (before any input is read) unless ``create_store=True``."""
     st = open_store(store, spark, create=create_store)
     if isinstance(st, DirectoryStore):
         st.check()
-    return changed(inputs, store=st, name=name, version=version, spark=spark, exact=exact).record()
+    return changed(inputs, store=st, name=name, version=version, spark=spark, exact=exact,
+                   use_cache=use_cache).record()
 
 
 class _Skipped(Exception):

@@ -61,6 +61,9 @@ class InputRecord:
     format: Optional[str]
     fingerprint: Fingerprint
     files: Any = None
+    # This run's note that the fingerprint rests on stored per-file states (PathFingerprint.stored_states_note, with
+    # "{reread}" for the way to read every file), for people; not recorded, and no part of the comparison.
+    stored_states: Optional[str] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

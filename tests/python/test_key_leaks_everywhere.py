@@ -58,6 +58,7 @@ WAYS = {
     "py_column_failed": "refused",      # a Column whose query fails analysis
     "py_lit_column": "ok",              # dsha_keyed(F.lit('<hex>'), ...): a Column holding the key as a literal
     "scala_lit_column": "ok",           # the Scala/Java API: call_function("dsha_keyed", lit("<hex>"), col("id"))
+    "scala_key_bytes": "ok",            # dsha's Scala/Java API: io.dsha.functions.dsha_keyed(keyBytes, algorithm, cols)
     "py_files": "ok",                   # dsha.write(key=) and dsha.fingerprint_path(key=)
     "py_jarfree_key": "ok",             # the jar-free path: dsha.fingerprint / equal / state(key=, engine="python")
     "py_jarfree_conf": "ok",            # the jar-free path: spark.conf.set(NAME, key); key="conf:NAME#dsha-keyed-v2"
@@ -565,8 +566,8 @@ def _drive(out, keys_file):
     attempt("py_lit_column", py_lit_column)
 
     def scala_lit_column():
-        # What a Scala or Java program writes: call_function("dsha_keyed", lit("<hex>"), col("id")), as a Column of
-        # Spark's own API (dsha's Scala functions have no keyed function), through Py4J.
+        # What a Scala or Java program writes with Spark's own API: call_function("dsha_keyed", lit("<hex>"),
+        # col("id")), through Py4J (dsha's io.dsha.functions.dsha_keyed(keyBytes, ...) is the way that hides it).
         from pyspark.sql import DataFrame
         jf, gateway = spark._jvm.org.apache.spark.sql.functions, spark.sparkContext._gateway
         arguments = gateway.new_array(spark._jvm.org.apache.spark.sql.Column, 2)
@@ -577,6 +578,22 @@ def _drive(out, keys_file):
         explain("scala_lit_column", df)
         return df.first().d
     attempt("scala_lit_column", scala_lit_column)
+
+    def scala_key_bytes():
+        # dsha's own Scala/Java keyed Column (the key as bytes, kept out of the plan), through Py4J.
+        from pyspark.sql import DataFrame
+        gateway = spark.sparkContext._gateway
+        arguments = gateway.new_array(spark._jvm.org.apache.spark.sql.Column, 1)
+        arguments[0] = spark._jvm.org.apache.spark.sql.functions.col("id")
+        column = spark._jvm.io.dsha.functions.dsha_keyed(
+            bytearray(keys["scala_key_bytes"]), "dsha-keyed-v2", arguments).alias("d")
+        df = DataFrame(spark._jsparkSession.range(5).agg(
+            column, gateway.new_array(spark._jvm.org.apache.spark.sql.Column, 0)), spark)
+        explain("scala_key_bytes", df)
+        expected = dsha.fingerprint(spark.range(5), key=keys["scala_key_bytes"], algorithm="keyed-v2").digest
+        assert df.first().d == expected
+        return expected
+    attempt("scala_key_bytes", scala_key_bytes)
 
     def py_files():
         path = os.path.join(out, "work", "written")

@@ -163,6 +163,40 @@ def test_dsha_v1_trusts_a_re_stamped_manifest_and_dsha_hash_says_so(spark, tmp_p
     assert "dsha: 3 of 4 files from the manifest (size and mtime unchanged); --no-cache re-reads them" in partly.stderr
 
 
+def test_check_and_record_say_when_unchanged_rests_on_stored_states(spark, tmp_path):
+    """`dsha record` and `dsha check` name each input whose fingerprint rests on stored per-file states (a manifest
+    beside the files, or the last record's), as `dsha hash` does. A file rewritten with the same size and its old
+    modification time (the documented §12.3 limit) is "unchanged" from stored states, and says so; --no-cache (Python:
+    use_cache=False) reads the files and finds the change."""
+    written, store = tmp_path / "t", tmp_path / "store"
+    genuine = _genuine(spark, written)
+    rec = run_cli("record", "w", str(written), "--store", store, "--create-store", "--engine", "spark")
+    note = "dsha: {}: {} of {} files from {} (size and mtime unchanged); --no-cache re-reads them"
+    assert rec.returncode == 0 and genuine.digest in rec.stdout, rec.stderr
+    assert note.format(written, 3, 3, "the manifest") in rec.stderr.splitlines(), rec.stderr
+    data = tmp_path / "csv"
+    data.mkdir()
+    for name, rows in (("a.csv", "1,x\n2,y\n"), ("b.csv", "3,z\n")):
+        (data / name).write_text(rows)
+    first = run_cli("record", "step", str(data), "--store", store, "--engine", "spark")
+    assert first.returncode == 0 and "files from" not in first.stderr, first.stderr
+    stamp = os.stat(data / "a.csv")
+    (data / "a.csv").write_text("1,x\n2,q\n")  # one value changed, same size, old modification time
+    os.utime(data / "a.csv", ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    check = run_cli("check", "step", str(data), "--store", store, "--engine", "spark")
+    assert check.returncode == 0, (check.returncode, check.stderr)
+    assert note.format(data, 2, 2, "the last record") in check.stderr.splitlines(), check.stderr
+    explained = dsha.changed([str(data)], store=str(store), name="step").explain().splitlines()
+    assert explained[1:] == [f"{data}: 2 of 2 files from the last record (size and mtime unchanged); use_cache=False "
+                             "re-reads them"], explained
+    assert dsha.changed([str(data)], store=str(store), name="step", use_cache=False)
+    reread = run_cli("check", "step", str(data), "--store", store, "--engine", "spark", "--no-cache", "--json")
+    assert reread.returncode == 1 and "files from" not in reread.stderr, (reread.returncode, reread.stderr)
+    assert json.loads(reread.stdout)["changes"][0]["what"] == "content"
+    both = run_cli("check", "step", str(data), "--store", store, "--no-cache", "--approximate")
+    assert both.returncode == 2 and "takes no --no-cache" in both.stderr
+
+
 @pytest.fixture(scope="module")
 def written(spark, tmp_path_factory):
     """One directory per algorithm written by dsha.write (3 files), and its genuine digest."""

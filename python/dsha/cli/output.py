@@ -28,13 +28,8 @@ def dsha_warnings_printed() -> Iterator[None]:
 def stored_states_note(files: Optional[PathFingerprint], fmt: Optional[str]) -> Optional[str]:
     """One line saying that a digest rests on stored per-file states and on the check that chose them (SPEC.md
     §12.3), or None when every file was read."""
-    if files is None or files.files_reused == 0:
-        return None
-    # Delta and Iceberg states are kept per file name, which their logs never reuse for other data.
-    check = "named unchanged by the table's log" if fmt in (None, "delta", "iceberg") else "size and mtime unchanged"
-    manifest = files.manifest or ""
-    source = "the manifest" if manifest.endswith("/_dsha/manifest.json") else "the state file"
-    return f"dsha: {files.files_reused} of {files.files_total} files from {source} ({check}); --no-cache re-reads them"
+    note = None if files is None else files.stored_states_note(fmt)
+    return None if note is None else f"dsha: {note}"
 
 
 def print_hash(args: argparse.Namespace, engine: str, fp: Fingerprint, seconds: float,

@@ -55,6 +55,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                        help="arrow: dsha.arrow, without Spark or a JVM (local files, a local store); spark: an "
                             "embedded or remote Spark; auto (default): arrow for local Parquet, ORC and Arrow "
                             "inputs without a manifest when the store is local and nothing asks for Spark")
+        p.add_argument("--no-cache", action="store_true",
+                       help="read every file: no per-file states from the last record or a manifest (a digest "
+                            "taken from them says so on stderr)")
         p.add_argument("--approximate", action="store_true",
                        help="compare file metadata only (dsha-meta-v1: paths, sizes, modification times; no data "
                             "read): may report a change that is none, never misses one it can see (docs/changes.md)")
@@ -65,6 +68,8 @@ def validate(args: argparse.Namespace) -> None:
     for option in ("columns", "exclude"):
         if getattr(args, option):
             raise UsageError(f"--{option} is not supported by dsha {args.command}")
+    if args.approximate and args.no_cache:
+        raise UsageError("--approximate reads no data: it takes no --no-cache")
     check_sources(args.inputs, args.format, args.force)
     if not args.store.startswith("table:") and local_path(args.store) is not None:  # a bad store: exit 2 at once
         st = open_store(args.store, create=getattr(args, "create_store", False))
@@ -116,11 +121,15 @@ def run_arrow(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace, spark: SparkSessionLike) -> int:
     changes = changed(_inputs(args), store=args.store, name=args.name, version=args.code_version, spark=spark,
-                      exact=not args.approximate, create_store=getattr(args, "create_store", False))
+                      exact=not args.approximate, create_store=getattr(args, "create_store", False),
+                      use_cache=not args.no_cache)
     return _report(args, changes)
 
 
 def _report(args: argparse.Namespace, changes: Changes) -> int:
+    for key, i in changes.current.inputs.items():  # what an answer rests on besides the data read now
+        if i.stored_states is not None:
+            print(f"dsha: {key}: " + i.stored_states.format(reread="--no-cache"), file=sys.stderr)
     fingerprints: Dict[str, Dict[str, Any]] = {
         k: {"kind": i.kind, "format": i.format, "digest": i.fingerprint.digest, "rows": i.fingerprint.rows}
                     for k, i in changes.current.inputs.items()}

@@ -120,3 +120,17 @@ class PathFingerprint:
 
     def __str__(self) -> str:
         return self.fingerprint.digest
+
+    def stored_states_note(self, fmt: Optional[str], cache: str = "the state file",
+                           reread: str = "--no-cache") -> Optional[str]:
+        """One line saying that the digest rests on stored per-file states and on the check that chose them
+        (SPEC.md §12.3), or None when every file was read. ``fmt``: the input's format (None for a table);
+        ``cache``: what to call a state cache that is not a manifest beside the files; ``reread``: the option that
+        reads every file instead."""
+        if self.files_reused == 0:
+            return None
+        # Delta and Iceberg states are kept per file name, which their logs never reuse for other data.
+        table = fmt in (None, "delta", "iceberg")
+        check = "named unchanged by the table's log" if table else "size and mtime unchanged"
+        source = "the manifest" if (self.manifest or "").endswith("/_dsha/manifest.json") else cache
+        return f"{self.files_reused} of {self.files_total} files from {source} ({check}); {reread} re-reads them"

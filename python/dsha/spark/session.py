@@ -28,7 +28,8 @@ __all__ = ["EXTENSION_CLASS", "FUNCTIONS", "DshaNotLoadedError", "UnsupportedSpa
 EXTENSION_CLASS = "io.dsha.registration.DshaExtensions"
 FUNCTIONS = ("logical_hash", "dsha", "dsha_fingerprint", "dsha_state", "dsha_merge", "dsha_final",
              "dsha_final_fingerprint", "dsha_keyed", "dsha_keyed_fingerprint", "dsha_keyed_state", "dsha_secure",
-             "dsha_secure_fingerprint", "dsha_secure_state", "dsha_sketch", "dsha_sketch_diff", "dsha_sketch_merge",
+             "dsha_secure_fingerprint", "dsha_secure_state", "dsha_secure_v2", "dsha_secure_v2_fingerprint",
+             "dsha_secure_v2_state", "dsha_sketch", "dsha_sketch_diff", "dsha_sketch_merge",
              "logical_hash_in", "logical_filter_word_in")
 
 _HOW_TO = (

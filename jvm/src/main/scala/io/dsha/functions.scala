@@ -25,6 +25,39 @@ object functions {
   /** Aggregate: the mergeable state of the dsha-secure-v2 digest (SPEC.md §16.7). */
   def dsha_secure_v2_state(cols: Column*): Column = call("dsha_secure_v2_state", cols)
 
+  /**
+   * Aggregate: the keyed digest (dsha-keyed-v1, SPEC.md §16.2) of the columns under `key` (its bytes, at least 16).
+   * The key never enters the plan: it is kept for the active session under a random name, which the plan names
+   * (`conf:NAME`), as the Python API's `key=` does. A Column built with `lit(key)` instead holds the key in the plan
+   * the program made (every `explain` shows it).
+   */
+  @scala.annotation.varargs
+  def dsha_keyed(key: Array[Byte], cols: Column*): Column = keyed("dsha_keyed", key, DefaultKeyed, cols)
+
+  /** The same with a keyed algorithm named by its id: `dsha-keyed-v1` or `dsha-keyed-v2` (SPEC.md §16.6). */
+  @scala.annotation.varargs
+  def dsha_keyed(key: Array[Byte], algorithm: String, cols: Column*): Column =
+    keyed("dsha_keyed", key, algorithm, cols)
+
+  /** Aggregate: the keyed fingerprint struct, its key kept out of the plan as by [[dsha_keyed]]. */
+  @scala.annotation.varargs
+  def dsha_keyed_fingerprint(key: Array[Byte], algorithm: String, cols: Column*): Column =
+    keyed("dsha_keyed_fingerprint", key, algorithm, cols)
+
+  /** Aggregate: the keyed state (BINARY, SPEC.md §11), its key kept out of the plan as by [[dsha_keyed]]. */
+  @scala.annotation.varargs
+  def dsha_keyed_state(key: Array[Byte], algorithm: String, cols: Column*): Column =
+    keyed("dsha_keyed_state", key, algorithm, cols)
+
+  private val DefaultKeyed = io.dsha.algorithm.DshaKeyedV1.Unkeyed.id
+
+  private def keyed(function: String, key: Array[Byte], algorithm: String, cols: Seq[Column]): Column = {
+    val withKey = io.dsha.algorithm.KeyedAlgorithm.byId(algorithm, "the keyed algorithm")
+      .withKey(io.dsha.util.Secret(key, "the key"))
+    val name = io.dsha.registration.KeyArgument.remember(SparkSession.active, withKey)
+    call(function, F.lit(io.dsha.registration.KeyArgument.ConfPrefix + name) +: cols)
+  }
+
   /** Aggregate: the mergeable state of an algorithm (for the keyed one, under its key, which stays out of the plan). */
   def state_of(algorithm: io.dsha.algorithm.Algorithm, cols: Column*): Column =
     state_in(SparkSession.active, algorithm, cols)

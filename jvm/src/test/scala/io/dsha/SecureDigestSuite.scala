@@ -137,6 +137,30 @@ class SecureDigestSuite extends SparkSuite {
     )
   }
 
+  test("the Scala keyed Columns (key bytes): the SQL functions' digests, states and fingerprints; no key in any plan") {
+    val key = (0 until 32).map(_.toByte).toArray
+    val df = spark.range(10).selectExpr("id", "cast(id % 3 AS string) AS s")
+    import io.dsha.{functions => D}
+    import org.apache.spark.sql.functions.col
+    val row = df.agg(
+      D.dsha_keyed(key, col("id"), col("s")),
+      D.dsha_keyed(key, "dsha-keyed-v2", col("id"), col("s")),
+      D.dsha_keyed_fingerprint(key, "dsha-keyed-v1", col("id"), col("s")).getField("algorithm"),
+      D.dsha_final(D.dsha_keyed_state(key, "dsha-keyed-v2", col("id"), col("s")))
+    )
+    val Row(v1: String, v2: String, algorithm: String, fromState: String) = row.head()
+    assert(v1 == df.selectExpr(s"dsha_keyed('$KeyHex', id, s)").head().getString(0) && v1.startsWith("f90b4f50120"))
+    assert(v2 == fromState && v2.startsWith("f91b4f50120") && algorithm == "dsha-keyed-v1")
+    val texts = Seq("simple", "extended", "codegen", "cost", "formatted").map(m =>
+      row.queryExecution.explainString(ExplainMode.fromString(m))
+    ) :+ row.queryExecution.toString
+    texts.foreach(t => assert(!t.toLowerCase.contains(KeyHex.drop(4)), t))
+    val short = intercept[IllegalArgumentException](D.dsha_keyed(key.take(12), col("id"))).getMessage
+    assert(short.contains("12 bytes; a key needs at least 16"), short)
+    val unknown = intercept[IllegalArgumentException](D.dsha_keyed(key, "keyed-v2", col("id"))).getMessage
+    assert(unknown.contains("no keyed algorithm"), unknown)
+  }
+
   test("dsha-keyed-v2: the key is in no plan (every EXPLAIN mode)") {
     withConf(KeyedV2 + ("spark.dsha.secret.suite2" -> KeyHex)) {
       val df = spark.sql("SELECT dsha_keyed('conf:spark.dsha.secret.suite2', id, id % 3) FROM range(10)")
