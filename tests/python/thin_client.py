@@ -95,7 +95,7 @@ def on_server(url, tables, store, key):
             other = changed.where("id <> 3")
             out["equal"] = [[bool(c), c.reason] for c in (same, edited)]
             out["tamper_evident"] = {name: dataclasses.asdict(dsha.fingerprint(whole, **kwargs)) for name, kwargs in (
-                ("secure", {"algorithm": "secure"}), ("keyed", {"key": key}),
+                ("secure", {"algorithm": "secure"}), ("secure-v2", {"algorithm": "secure-v2"}), ("keyed", {"key": key}),
                 ("keyed-v2", {"key": key, "algorithm": "keyed-v2"}))}
             out["diff"] = {"rows": _diff(whole, other, None), "by_key": _diff(whole, other, "id")}
             out["states"] = [dsha.state(whole.where(f"id % 2 = {r}")).hex() for r in (0, 1)]
