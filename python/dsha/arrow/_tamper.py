@@ -145,13 +145,13 @@ class SecureV2(RowFunction):
     def __init__(self, schema_digest: bytes, key: bytes = b"", seeded: bool = False):
         super().__init__(schema_digest, key)
         keys = hashlib.sha256(b"dsha-secure-v2" + schema_digest).digest()
+        self._prefixed = hashlib.sha256(schema_digest)
         cipher, algorithms, modes = _aes()
         self._ciphers = tuple(cipher(algorithms.AES(k), modes.ECB()) for k in (keys[:16], keys[16:]))  # K_1, K_2
 
     def _seeds(self, offsets: np.ndarray, data: bytes) -> bytes:
-        """The rows' seeds, concatenated: SHA-256(schema_digest || row), 32 bytes each."""
-        bounds, sha, prefix = offsets.tolist(), hashlib.sha256, self.schema_digest
-        return b"".join([sha(prefix + data[start:end]).digest() for start, end in zip(bounds, bounds[1:])])
+        """The rows' seeds (dsha-secure-v1's), concatenated: 32 bytes each."""
+        return b"".join(_digests(self._prefixed, offsets, data))
 
     def _lanes(self, seeds: bytes) -> Iterator[np.ndarray]:
         """The lanes of the rows of these seeds, ``_CHUNK_V2`` rows at a time: rows x 256 u64 (each row's 2048-byte

@@ -54,7 +54,17 @@ object functions {
   private def keyed(function: String, key: Array[Byte], algorithm: String, cols: Seq[Column]): Column = {
     val withKey = io.dsha.algorithm.KeyedAlgorithm.byId(algorithm, "the keyed algorithm")
       .withKey(io.dsha.util.Secret(key, "the key"))
-    val name = io.dsha.registration.KeyArgument.remember(SparkSession.active, withKey)
+    keyedCall(SparkSession.active, function, withKey, cols)
+  }
+
+  /** A keyed function of a query of `session` whose key (with its algorithm) is kept there, named in the plan. */
+  private def keyedCall(
+      session: SparkSession,
+      function: String,
+      algorithm: io.dsha.algorithm.KeyedAlgorithm,
+      cols: Seq[Column]
+  ): Column = {
+    val name = io.dsha.registration.KeyArgument.remember(session, algorithm)
     call(function, F.lit(io.dsha.registration.KeyArgument.ConfPrefix + name) +: cols)
   }
 
@@ -68,9 +78,7 @@ object functions {
       case io.dsha.algorithm.DshaV1 => dsha_state(cols: _*)
       case io.dsha.algorithm.DshaSecureV1 => dsha_secure_state(cols: _*)
       case io.dsha.algorithm.DshaSecureV2 => dsha_secure_v2_state(cols: _*)
-      case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined =>
-        val name = io.dsha.registration.KeyArgument.remember(session, k)
-        call("dsha_keyed_state", F.lit(io.dsha.registration.KeyArgument.ConfPrefix + name) +: cols)
+      case k: io.dsha.algorithm.KeyedAlgorithm if k.key.isDefined => keyedCall(session, "dsha_keyed_state", k, cols)
       case other => throw new IllegalArgumentException(s"no state function for ${other.id} without its key")
     }
 

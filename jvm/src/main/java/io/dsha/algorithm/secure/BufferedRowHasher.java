@@ -1,6 +1,8 @@
 package io.dsha.algorithm.secure;
 
 import java.nio.ByteOrder;
+import java.security.DigestException;
+import java.security.MessageDigest;
 
 import org.apache.spark.unsafe.Platform;
 
@@ -34,6 +36,16 @@ public abstract class BufferedRowHasher extends ByteBufferSink implements RowHas
   /** The table's schema digest, which every row's hash starts with (SPEC.md §16). */
   protected final byte[] schemaDigest() {
     return schemaDigest;
+  }
+
+  /**
+   * The row's seed of the public algorithms (SPEC.md §16.3, §16.7): SHA-256({@code schemaDigest() || row[0,
+   * length)}) into {@code seed[0, 32)}.
+   */
+  protected final void seedInto(MessageDigest sha256, byte[] row, int length, byte[] seed) throws DigestException {
+    sha256.update(schemaDigest);
+    sha256.update(row, 0, length);
+    sha256.digest(seed, 0, 32);
   }
 
   /** Computes the digest of {@code schemaDigest() || row[0, length)}. */

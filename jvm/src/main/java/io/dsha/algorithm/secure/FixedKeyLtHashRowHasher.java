@@ -59,9 +59,7 @@ public final class FixedKeyLtHashRowHasher extends BufferedRowHasher implements 
   @Override
   protected void digest(byte[] row, int length) {
     try {
-      sha256.update(schemaDigest());
-      sha256.update(row, 0, length);
-      sha256.digest(seed, 0, 32);
+      seedInto(sha256, row, length, seed);
       counterBlocks(0);
       first.doFinal(input, 0, input.length, outputA, 0);
       counterBlocks(2);

@@ -49,9 +49,7 @@ public final class LtHashRowHasher extends BufferedRowHasher implements LaneRowH
   @Override
   protected void digest(byte[] row, int length) {
     try {
-      sha256.update(schemaDigest());
-      sha256.update(row, 0, length);
-      sha256.digest(seed, 0, 32);
+      seedInto(sha256, row, length, seed);
       aes.init(Cipher.ENCRYPT_MODE, new SecretKeySpec(seed, "AES"));
       aes.doFinal(COUNTERS, 0, COUNTERS.length, stream, 0);
     } catch (GeneralSecurityException e) {
