@@ -12,6 +12,13 @@ SESSION_DEFAULTS = {
     "spark.sql.parquet.datetimeRebaseModeInWrite": "CORRECTED",
     "spark.sql.parquet.int96RebaseModeInWrite": "CORRECTED",
 }
+# Settings of the Python suites' own sessions (tests/python and its Delta, Iceberg and Hive child suites), not of the
+# reliability suite's clusters, the CLI's own processes, the smoke tests, README's blocks or the benchmarks, which keep
+# Spark's defaults: adaptive query execution off, as in the Scala suite. On these suites' small jobs it re-plans each
+# shuffle stage as a job of its own: 30-40% of a session's JVM CPU on diff and assert_equal (same-run measure). What
+# dsha does differently under it (the tree's plan reading, diff's jobs) is tested with it on: tests/python/test_adaptive.py.
+SUITE_SESSION = {"spark.sql.adaptive.enabled": "false"}
+ADAPTIVE_ON = {"spark.sql.adaptive.enabled": "true"}
 # The execution paths every digest test runs in (tests/execution_modes.json, shared with the Scala suites): generated
 # code and the interpreted eval with Spark's aggregate, and dsha's partial step that hashes rows from their bytes.
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "execution_modes.json"), encoding="utf-8") as _f:

@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 import dsha
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))  # tests/spark_conf.py
-from spark_conf import CODEGEN_MODES, SESSION_DEFAULTS, codegen  # noqa: E402
+from spark_conf import CODEGEN_MODES, SESSION_DEFAULTS, SUITE_SESSION, codegen  # noqa: E402
 
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
 # The execution modes a test that runs in several runs in: every one in the classic pass; in the Spark Connect pass
@@ -58,7 +58,7 @@ def spark(tmp_path_factory):
                .config("spark.sql.session.timeZone", "UTC")
                # tables the tests save go to this run's temporary directory, not spark-warehouse/ of the checkout
                .config("spark.sql.warehouse.dir", str(tmp_path_factory.mktemp("warehouse"))))
-    for k, v in SESSION_DEFAULTS.items():
+    for k, v in {**SESSION_DEFAULTS, **SUITE_SESSION}.items():
         builder = builder.config(k, v)
     session = builder.getOrCreate()
     yield session

@@ -17,6 +17,7 @@ import sys
 import pytest
 
 import dsha
+from spark_conf import SUITE_SESSION  # tests/spark_conf.py, on sys.path by conftest
 
 CHILD = os.environ.get("DSHA_HIVE_CHILD") == "1"
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
@@ -86,6 +87,8 @@ def hspark():
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.session.timeZone", "UTC"))
+    for k, v in SUITE_SESSION.items():
+        builder = builder.config(k, v)
     for k, v in hive_conf(os.environ["DSHA_HIVE_DIR"]).items():
         builder = builder.config(k, v)
     session = dsha.configure(builder.enableHiveSupport()).getOrCreate()

@@ -21,6 +21,7 @@ import pytest
 
 import dsha
 from dsha._delta_versions import delta_for_spark
+from spark_conf import SUITE_SESSION  # tests/spark_conf.py, on sys.path by conftest
 
 CHILD = os.environ.get("DSHA_DELTA_CHILD") == "1"
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
@@ -78,6 +79,8 @@ def dspark():
                .config("spark.databricks.delta.snapshotPartitions", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.session.timeZone", "UTC"))
+    for k, v in SUITE_SESSION.items():
+        builder = builder.config(k, v)
     session = dsha.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session

@@ -308,6 +308,34 @@ def test_cli_diff(spark, tmp_path):
     assert again.returncode == 2 and "exists" in again.stderr
 
 
+@pytest.mark.skipif(MODE != "classic", reason="the physical plan is not visible to a Spark Connect client")
+def test_the_sketch_pass_keeps_its_sketches_out_of_task_binaries(spark, monkeypatch):
+    """Spark 4.2+ merges both sides' sketch aggregates over one source (the right is the left filtered) into scalar
+    subqueries whose megabytes then travel inside every task of the next stage (spark/session.py SUBPLAN_MERGING:
+    18 MiB task binaries at the default cells). The sketch pass turns that rule off for its own query, and only there:
+    the session's own excluded rules are as before."""
+    from dsha.spark.session import EXCLUDED_RULES
+    from pyspark.version import __version__
+
+    left = spark.range(0, 300, 1, 3).selectExpr("id", "id % 7 AS g")
+    right = left.filter("id != 5")
+    plans = []
+    first = type(left).first
+    monkeypatch.setattr(type(left), "first", lambda df: plans.append(df._jdf.queryExecution().executedPlan().toString())
+                        or first(df))
+    with session_settings(spark, {EXCLUDED_RULES: "com.example.NoSuchRule"}):
+        d = dsha.diff(left, right)
+        assert spark.conf.get(EXCLUDED_RULES) == "com.example.NoSuchRule"
+    assert (d.only_left_count, d.only_right_count) == (1, 0)
+    sketch_pass = [p for p in plans if "dsha_sketch(" in p]
+    assert len(sketch_pass) == 1 and "Subquery" not in sketch_pass[0], plans
+    # what the setting prevents, where Spark does it: the same union of the two sketches, planned with Spark's rules
+    union = (left.selectExpr("dsha_sketch(*) AS s", "0 AS i").unionByName(right.selectExpr("dsha_sketch(*) AS s", "1 AS i"))
+             .selectExpr("max(IF(i = 0, s, NULL)) AS s"))
+    merges = tuple(int(p) for p in __version__.split(".")[:2]) >= (4, 2)
+    assert ("Subquery" in union._jdf.queryExecution().executedPlan().toString()) == merges
+
+
 def test_a_sketch_of_many_partitions_merged_as_a_tree_is_the_flat_sketch(spark, monkeypatch):
     """Issue #35 item 6: past spark/tree.py's bound each side's sketches are merged as a tree (groups of at most
     FAN_IN partitions, then their merges) instead of all in one task; merging is associative and commutative, so the

@@ -22,6 +22,7 @@ import pytest
 
 import dsha
 from dsha._iceberg_versions import EXTENSIONS, iceberg_for_spark
+from spark_conf import SUITE_SESSION  # tests/spark_conf.py, on sys.path by conftest
 
 CHILD = os.environ.get("DSHA_ICEBERG_CHILD") == "1"
 MODE = os.environ.get("DSHA_SPARK_MODE", "classic")
@@ -77,6 +78,8 @@ def ispark(tmp_path_factory):
                .config("spark.default.parallelism", "2")
                .config("spark.ui.enabled", "false")
                .config("spark.sql.session.timeZone", "UTC"))
+    for k, v in SUITE_SESSION.items():
+        builder = builder.config(k, v)
     session = dsha.configure(builder).getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     assert EXTENSIONS in session.conf.get("spark.sql.extensions")

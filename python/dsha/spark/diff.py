@@ -29,7 +29,7 @@ from dsha.errors import DiffError, DshaWarning
 from dsha.spark.diff_names import CHANGE_NAMES, WorkingNames, change_names, quoted
 from dsha.spark.diff_schema import SchemaDifference, in_layout_of, schema_difference
 from dsha.spark.frames import excluding, session_of
-from dsha.spark.session import ensure_loaded, session_settings, translate_errors
+from dsha.spark.session import ensure_loaded, session_settings, translate_errors, without_subplan_merging
 from dsha.spark.tree import merged, shuffle_for, task_count, use_tree
 
 if TYPE_CHECKING:
@@ -291,9 +291,11 @@ def _sketch_pass(left: Any, right: Any, cells: int, column_digests: bool) -> Dic
     size = 48 * cells  # a sketch's bytes, near enough (its cells)
     parts = (task_count(left, size), task_count(right, size))
     most = max((p for p in parts if p is not None), default=None)
-    with session_settings(left.sparkSession, {"spark.dsha.sketch.cells": str(cells),
-                                       "spark.dsha.sketch.columnDigests": str(column_digests).lower()}), \
-            shuffle_for(left.sparkSession, most, size):
+    spark = left.sparkSession
+    with session_settings(spark, {"spark.dsha.sketch.cells": str(cells),
+                                  "spark.dsha.sketch.columnDigests": str(column_digests).lower(),
+                                  **without_subplan_merging(spark)}), \
+            shuffle_for(spark, most, size):
         # Both sketches in one job (a union, not a join that would broadcast one of them), subtracted and decoded.
         # Written as SQL text: three Datasets to analyse instead of eight (~50 ms less on the driver per pass). A side
         # of many partitions is merged as a tree (spark/tree.py: no task receives more than FAN_IN sketches).
