@@ -15,8 +15,9 @@ SESSION_DEFAULTS = {
 # Settings of the Python suites' own sessions (tests/python and its Delta, Iceberg and Hive child suites), not of the
 # reliability suite's clusters, the CLI's own processes, the smoke tests, README's blocks or the benchmarks, which keep
 # Spark's defaults: adaptive query execution off, as in the Scala suite. On these suites' small jobs it re-plans each
-# shuffle stage as a job of its own: 30-40% of a session's JVM CPU on diff and assert_equal (same-run measure). What
-# dsha does differently under it (the tree's plan reading, diff's jobs) is tested with it on: tests/python/test_adaptive.py.
+# shuffle stage as a job of its own: 30-40% of the driver's CPU on diff and assert_equal alone, ~6% of those test
+# files' time with both cores busy (same-run measures). What dsha does differently under it (the tree's plan reading,
+# diff's jobs) is tested with it on: tests/python/test_adaptive.py.
 SUITE_SESSION = {"spark.sql.adaptive.enabled": "false"}
 ADAPTIVE_ON = {"spark.sql.adaptive.enabled": "true"}
 # The execution paths every digest test runs in (tests/execution_modes.json, shared with the Scala suites): generated
