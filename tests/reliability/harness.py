@@ -106,6 +106,7 @@ def spark_env(tmp: Path, **extra) -> dict:
     """Environment for Spark launcher scripts: this pyspark as SPARK_HOME, loopback only, logs under tmp, and no
     settings inherited from an enclosing Spark (Connect) process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    env.update(jvm_options_env())
     env.update({
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -126,6 +127,23 @@ def spark_env(tmp: Path, **extra) -> dict:
         "appender.console.type = Console\nappender.console.name = console\nappender.console.target = SYSTEM_ERR\n"
         "appender.console.layout.type = PatternLayout\n"
         "appender.console.layout.pattern = %d{HH:mm:ss.SSS} %p %c{1}: %m%n%ex\n")
+    return env
+
+
+# The test plan's JVM settings (dev/run: C1-compiled code only, the serial collector; `DSHA_SUITE_JAVA_OPTS`), for
+# every JVM this suite starts, not only the pytest process's own driver: spark-submit drivers (with the class archive
+# of the plan's SPARK_SUBMIT_OPTS), standalone masters and workers, their executors. Each lives seconds to a minute on
+# cold code, where C2's compilations on the two cores slowed the cluster tests by ~a third. Semantics do not depend
+# on them; without dev/run (nothing set) every JVM runs Java's defaults.
+SUITE_JAVA_OPTS = os.environ.get("DSHA_SUITE_JAVA_OPTS", "").strip()
+_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS", "").strip()
+
+
+def jvm_options_env() -> dict:
+    """The environment that gives Spark's launchers (spark-submit, spark-class) the plan's JVM settings."""
+    env = {"SPARK_SUBMIT_OPTS": _SUBMIT_OPTS} if _SUBMIT_OPTS else {}
+    if SUITE_JAVA_OPTS:
+        env["SPARK_DAEMON_JAVA_OPTS"] = SUITE_JAVA_OPTS
     return env
 
 
@@ -335,7 +353,8 @@ class StandaloneCluster:
     def _conf(self, conf):
         return {"spark.sql.extensions": EXTENSION, "spark.ui.enabled": "false",
                 "spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
-                "spark.executor.memory": "512m", "spark.executor.cores": "1", **SESSION_DEFAULTS, **(conf or {})}
+                "spark.executor.memory": "512m", "spark.executor.cores": "1", **SESSION_DEFAULTS,
+                **({"spark.executor.extraJavaOptions": SUITE_JAVA_OPTS} if SUITE_JAVA_OPTS else {}), **(conf or {})}
 
     def submit(self, script, args=(), conf=None, timeout=600):
         return spark_submit(self.tmp, self.url, script, args, self._conf(conf), timeout)

@@ -15,13 +15,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import harness
+
 HEX_DIGEST = re.compile(r"f81b4f5012[0-9a-f]{20,}")
 JVM_BANNER = ("WARNING: Using incubator modules",)  # printed by the JVM itself when Spark starts
 
 
 def run_cli(*args, timeout=300):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env["SPARK_TESTING"] = "1"
+    env.update(harness.jvm_options_env(), SPARK_TESTING="1")
     return subprocess.run([sys.executable, "-m", "dsha", *map(str, args), "--quiet", "--master", "local[1]"],
                           capture_output=True, text=True, timeout=timeout, env=env)
 

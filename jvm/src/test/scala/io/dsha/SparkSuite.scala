@@ -68,6 +68,14 @@ trait SparkSuite extends AnyFunSuite {
   def sameInBuildModes[T](index: Int)(f: => T): T =
     if (SparkSuite.partialBuild) sameIn(half(index))(f) else sameInAllModes(f)
 
+  /**
+   * Asserts `f` gives the same result in the modes that differ for a projection, and returns it: generated code and the
+   * interpreted path (the row-bytes step, `spark.dsha.hashRowBytes`, changes only aggregates and digest filters, so its
+   * modes would run the same projection twice).
+   */
+  def sameInProjectionModes[T](f: => T): T =
+    sameIn(modes.filterNot { case (_, conf) => conf.get("spark.dsha.hashRowBytes").contains("true") })(f)
+
   /** Half the modes by the parity of `index`: generated code with Spark's aggregate and the interpreted row-bytes
    * step (even), or the other two (odd). */
   private def half(index: Int): Seq[(String, Map[String, String])] = {
@@ -113,7 +121,7 @@ object SparkSuite {
     .getOrCreate()
 
   /**
-   * Whether this JVM runs the suite for one of the test plan's builds other than its two full lines (dev/run's
+   * Whether this JVM runs the suite for one of the test plan's builds other than its newest line (dev/run's
    * `partial_scala_suite`: `-Ddsha.test.build=partial`; default `full`). Such a build runs every test, with fewer of
    * what does not depend on the build: a quarter of the property suites' random tables ([[randomTableSeeds]]) and one
    * execution mode per vector of the other algorithms' golden files ([[SparkSuite#sameInModesByIndex]]).
