@@ -22,6 +22,7 @@ import dsha
 from dsha.errors import DshaWarning
 from dsha.testing import Tolerance, assert_equal, assert_snapshot
 from dsha.testing.report import row_text
+from dsha.testing.tolerance import beyond_tolerance, resolve
 
 pytest_plugins = ("pytester",)
 
@@ -238,6 +239,26 @@ def test_key_less_pairing_agrees_with_brute_force(spark):
             with pytest.raises(AssertionError, match="no partner within tolerance"):
                 assert_equal(left, right, tolerance=t)
     assert verdicts[True] and verdicts[False]  # both verdicts were put to the test
+
+
+@classic_only
+def test_rows_beyond_tolerance_are_paired_once_for_both_sides(spark):
+    """Rows pair by rank within their exact columns: (0, 1.0)-(0, 1.1) within 0.25; (0, 2.0)-(0, 9.0) pair but
+    differ beyond it; g=1 and g=2 have no partner. Both sides' counts are one job over the unpartnered pairs (whose
+    windows and join a failing assertion then reads from its cache), and equal each side counted alone."""
+    actual = spark.createDataFrame([(0, 1.0), (0, 2.0), (1, 5.0)], "g INT, x DOUBLE")
+    expected = spark.createDataFrame([(0, 1.1), (0, 9.0), (2, 5.0)], "g INT, x DOUBLE")
+    lonely = beyond_tolerance(actual, expected, resolve(Tolerance(atol=0.25), actual.schema, []))
+    assert sorted(map(tuple, lonely.actual.collect())) == [(0, 2.0), (1, 5.0)]
+    assert sorted(map(tuple, lonely.expected.collect())) == [(0, 9.0), (2, 5.0)]
+    sc, group = spark.sparkContext, "dsha-test-beyond-tolerance-counts"
+    sc.setJobGroup(group, group)
+    try:
+        assert lonely.counts() == (2, 2)
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    assert len(sc.statusTracker().getJobIdsForGroup(group)) == 1
+    assert lonely.counts() == (lonely.actual.count(), lonely.expected.count())
 
 
 @classic_only

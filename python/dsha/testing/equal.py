@@ -114,18 +114,17 @@ def _failure(actual: Any, expected: Any, rows: Tuple[int, int], key: list, toler
                     "limit without an order, files that changed)?")
         if not tolerances:
             return _written(report(rows, d, max_rows), d, html)
-        lonely_actual, lonely_expected = (df.persist() for df in beyond_tolerance(d.only_left, d.only_right,
-                                                                                  tolerances))
+        lonely = beyond_tolerance(d.only_left, d.only_right, tolerances)
+        lonely.frame.persist()  # counted, then diffed: the pairing (windows and a join) runs once
         try:
-            beyond = (int(lonely_actual.count()), int(lonely_expected.count()))
+            beyond = lonely.counts()
             if beyond == (0, 0):
                 return None
             notes = [f"{beyond[0]:,} of {d.only_left_count:,} rows only in actual and {beyond[1]:,} of "
                      f"{d.only_right_count:,} only in expected have no partner within tolerance (shown below)",
                      describe(tolerances) or ""]
-            with dsha.diff(lonely_actual, lonely_expected, key=key or None) as beyond_diff:
+            with dsha.diff(lonely.actual, lonely.expected, key=key or None) as beyond_diff:
                 # the report: the exact diff of the tables (its numbers are theirs), every differing row
                 return _written(report(rows, beyond_diff, max_rows, notes), d, html, " (exact, before tolerance)")
         finally:
-            lonely_actual.unpersist()
-            lonely_expected.unpersist()
+            lonely.frame.unpersist()

@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from dsha.dependencies import F, pyspark_sql, pyspark_types
 
-__all__ = ["Tolerance", "TolerancesLike", "beyond_tolerance", "describe", "resolve"]
+__all__ = ["BeyondTolerance", "Tolerance", "TolerancesLike", "beyond_tolerance", "describe", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -121,9 +121,43 @@ def _within(a: Any, e: Any, dtype: Any, t: Tolerance) -> Any:
     return a.eqNullSafe(e) | F.coalesce(close, F.lit(False))
 
 
-def beyond_tolerance(only_actual: Any, only_expected: Any, tolerances: Dict[str, Tolerance]) -> Tuple[Any, Any]:
-    """The rows of each side's excess that have no partner within tolerance (the module's rule), each side in its
-    own columns. Both frames have the same columns in the same order (``dsha.diff``'s ``only_left``/``only_right``)."""
+class BeyondTolerance:
+    """The rows of each side's excess that have no partner within tolerance (the module's rule), as one frame of
+    unpartnered pairs (``frame``: a row holds an actual row, an expected row, or both when they pair by rank but
+    differ beyond tolerance), so that persisting it and counting both sides (``counts``) is one job, not one per side.
+    ``actual`` and ``expected``: each side's rows in its own columns."""
+
+    def __init__(self, frame: Any, columns: List[str], aliases: Tuple[str, str], group: str) -> None:
+        self.frame = frame
+        self._columns = columns
+        self._aliases = aliases
+        self._group = group
+
+    def _present(self, alias: str) -> Any:
+        return F.col(f"{alias}.{_quoted(self._group)}").isNotNull()
+
+    def _side(self, alias: str) -> Any:
+        return self.frame.filter(self._present(alias)).select(
+            *[F.col(f"{alias}.{_quoted(c)}").alias(c) for c in self._columns])
+
+    @property
+    def actual(self) -> Any:
+        return self._side(self._aliases[0])
+
+    @property
+    def expected(self) -> Any:
+        return self._side(self._aliases[1])
+
+    def counts(self) -> Tuple[int, int]:
+        """How many rows of each side have no partner within tolerance (one job over ``frame``)."""
+        present = [F.sum(self._present(alias).cast("long")) for alias in self._aliases]
+        row = self.frame.agg(*present).first()
+        return int(row[0] or 0), int(row[1] or 0)
+
+
+def beyond_tolerance(only_actual: Any, only_expected: Any, tolerances: Dict[str, Tolerance]) -> BeyondTolerance:
+    """The rows of each side's excess that have no partner within tolerance (the module's rule). Both frames have the
+    same columns in the same order (``dsha.diff``'s ``only_left``/``only_right``)."""
     columns: List[str] = list(only_actual.columns)
     types = {f.name: f.dataType for f in only_actual.schema.fields}
     exact = [c for c in columns if c not in tolerances]
@@ -142,10 +176,7 @@ def beyond_tolerance(only_actual: Any, only_expected: Any, tolerances: Dict[str,
     partnered = col(a, group).isNotNull() & col(e, group).isNotNull()
     for c, t in tolerances.items():
         partnered = partnered & _within(col(a, c), col(e, c), types[c], t)
-    lonely = pairs.filter(~partnered)
-    side = lambda alias: lonely.filter(col(alias, group).isNotNull()).select(
-        *[col(alias, c).alias(c) for c in columns])
-    return side(a), side(e)
+    return BeyondTolerance(pairs.filter(~partnered), columns, (a, e), group)
 
 
 def describe(tolerances: Dict[str, Tolerance], limit: int = 6) -> Optional[str]:
