@@ -104,7 +104,7 @@ def free_port() -> int:
 
 def spark_env(tmp: Path, **extra) -> dict:
     """Environment for Spark launcher scripts: this pyspark as SPARK_HOME, loopback only, logs under tmp, and no
-    settings inherited from an enclosing Spark (Connect) process."""
+    settings inherited from an enclosing Spark (Connect) process but the plan's JVM options (jvm_options_env)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
     env.update(jvm_options_env())
     env.update({
