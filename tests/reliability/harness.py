@@ -104,9 +104,8 @@ def free_port() -> int:
 
 def spark_env(tmp: Path, **extra) -> dict:
     """Environment for Spark launcher scripts: this pyspark as SPARK_HOME, loopback only, logs under tmp, and no
-    settings inherited from an enclosing Spark (Connect) process but the plan's JVM options (jvm_options_env)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env.update(jvm_options_env())
+    settings inherited from an enclosing Spark (Connect) process but the plan's JVM options (launcher_env)."""
+    env = launcher_env()
     env.update({
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_LOCAL_IP": "127.0.0.1",
@@ -139,9 +138,12 @@ SUITE_JAVA_OPTS = os.environ.get("DSHA_SUITE_JAVA_OPTS", "").strip()
 _SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS", "").strip()
 
 
-def jvm_options_env() -> dict:
-    """The environment that gives Spark's launchers (spark-submit, spark-class) the plan's JVM settings."""
-    env = {"SPARK_SUBMIT_OPTS": _SUBMIT_OPTS} if _SUBMIT_OPTS else {}
+def launcher_env() -> dict:
+    """This process's environment for a process that starts Spark itself: without its Spark and PySpark settings,
+    with the plan's JVM settings for Spark's launchers (spark-submit, spark-class)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
+    if _SUBMIT_OPTS:
+        env["SPARK_SUBMIT_OPTS"] = _SUBMIT_OPTS
     if SUITE_JAVA_OPTS:
         env["SPARK_DAEMON_JAVA_OPTS"] = SUITE_JAVA_OPTS
     return env

@@ -5,7 +5,6 @@ silences at the root, whatever the failure), and for the other corruptions throu
 suite's session (borrowed; the error each corruption gives, without a JVM start each)."""
 import contextlib
 import io
-import os
 import re
 import subprocess
 import sys
@@ -22,8 +21,7 @@ JVM_BANNER = ("WARNING: Using incubator modules",)  # printed by the JVM itself 
 
 
 def run_cli(*args, timeout=300):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPARK_", "PYSPARK_"))}
-    env.update(harness.jvm_options_env(), SPARK_TESTING="1")
+    env = dict(harness.launcher_env(), SPARK_TESTING="1")
     return subprocess.run([sys.executable, "-m", "dsha", *map(str, args), "--quiet", "--master", "local[1]"],
                           capture_output=True, text=True, timeout=timeout, env=env)
 

@@ -73,14 +73,15 @@ trait SparkSuite extends AnyFunSuite {
    * interpreted path (the row-bytes step, `spark.dsha.hashRowBytes`, changes only aggregates and digest filters, so its
    * modes would run the same projection twice).
    */
-  def sameInProjectionModes[T](f: => T): T =
-    sameIn(modes.filterNot { case (_, conf) => conf.get("spark.dsha.hashRowBytes").contains("true") })(f)
+  def sameInProjectionModes[T](f: => T): T = sameIn(modes.filterNot { case (_, conf) => rowBytes(conf) })(f)
+
+  /** Whether a mode hashes rows from their bytes where it can (dsha's row-bytes step). */
+  private def rowBytes(conf: Map[String, String]): Boolean = conf.get("spark.dsha.hashRowBytes").contains("true")
 
   /** Half the modes by the parity of `index`: generated code with Spark's aggregate and the interpreted row-bytes
    * step (even), or the other two (odd). */
   private def half(index: Int): Seq[(String, Map[String, String])] = {
     def generated(conf: Map[String, String]) = conf.get("spark.sql.codegen.factoryMode").contains("CODEGEN_ONLY")
-    def rowBytes(conf: Map[String, String]) = conf.get("spark.dsha.hashRowBytes").contains("true")
     val chosen = modes.filter { case (_, conf) => (generated(conf) == rowBytes(conf)) == (index % 2 == 1) }
     require(chosen.size == 2, s"half the modes are two, not ${chosen.map(_._1)}")
     chosen
