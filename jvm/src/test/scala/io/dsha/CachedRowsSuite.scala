@@ -138,7 +138,9 @@ class CachedRowsSuite extends SparkSuite with AdaptiveSparkPlanHelper {
         val theirs = sparkRows(scan)
         assert(theirs.size == 2000 && dshaRows(scan) == theirs)
         val digests = withConf(Map("spark.dsha.hashRowBytes" -> "true")) {
-          Seq("true", "false").map(on => withConf(Map(CachedRows.Enabled -> on))(df.selectExpr("dsha(*)").head.get(0)))
+          Seq("true", "false").map(on =>
+            withConf(Map(CachedRows.Enabled -> on))(df.selectExpr("dsha(*)").head().get(0))
+          )
         }
         assert(digests.distinct.size == 1, digests)
       } finally df.unpersist()
