@@ -10,8 +10,8 @@ import io.dsha.util.Bytes
 /**
  * SPEC.md §17.6: the sketch golden vectors (tests/golden/vectors-sketch.json, written by the independent reference),
  * byte for byte, each in half the execution modes (one generated, one interpreted; each mode runs half of them), every
- * fourth one in one on partial builds (SparkSuite.entriesOfThisBuild, sameInModesByIndex): each table's sketch at 6 cells with column digests and at 1 cell without, and
- * its rows' filter words (its sketch minus the empty one, decoded); a sketch at 12 cells and at 3 and 4 (its folds);
+ * fourth one in one on partial builds (SparkSuite.entriesOfThisBuild, sameInModesByIndex): each table's sketch at 6
+ * cells with column digests and at 1 cell without, and its rows' filter words (its sketch minus the empty one, decoded); a sketch at 12 cells and at 3 and 4 (its folds);
  * left/right sketches and their decoded difference (and, without folding, at the difference's own size); sketches of
  * format version 1, decoded and merged with version 2.
  */

@@ -153,16 +153,21 @@ object SparkSuite {
   def entriesOfThisBuild[T](entries: Seq[T]): Seq[(T, Int)] =
     if (!partialBuild) entries.zipWithIndex
     else {
-      val line = org.apache.spark.SPARK_VERSION.split("[.-]").take(2).map(_.toInt)
-      val offset = (line(0) * 10 + line(1)) % 4
+      val (major, minor) = majorMinor(org.apache.spark.SPARK_VERSION)
+      val offset = (major * 10 + minor) % 4
       entries.zipWithIndex.collect { case (e, i) if i % 4 == offset => (e, i / 4) }
     }
 
   /** Whether a Spark version ("4.0.1", "4.1.0-preview2") is at least a required major.minor ("4.1"). */
   def atLeast(version: String, required: String): Boolean = {
-    def parts(v: String) = v.split("[.-]").take(2).map(_.toInt).toSeq
-    val (a, b) = (parts(version), parts(required))
-    a(0) > b(0) || (a(0) == b(0) && a(1) >= b(1))
+    val ((a0, a1), (b0, b1)) = (majorMinor(version), majorMinor(required))
+    a0 > b0 || (a0 == b0 && a1 >= b1)
+  }
+
+  /** The major and minor numbers of a version ("4.1.0-preview2": (4, 1)). */
+  private def majorMinor(version: String): (Int, Int) = {
+    val parts = version.split("[.-]").take(2).map(_.toInt)
+    (parts(0), parts(1))
   }
 
   lazy val modes: Seq[(String, Map[String, String])] = {
